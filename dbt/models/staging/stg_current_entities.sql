@@ -1,0 +1,4 @@
+-- Current canonical entities (the row with valid_until NULL).
+select entity_id, name, entity_type, mention_count, document_count, first_seen, last_seen
+from {{ source('kg', 'entities') }}
+where valid_until is null

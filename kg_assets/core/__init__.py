@@ -1,0 +1,1 @@
+"""Pure logic over Polars frames: no Dagster, no DuckDB."""

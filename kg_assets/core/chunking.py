@@ -1,0 +1,140 @@
+"""Token-aware chunking with an offline tokenizer (bpe-openai ships its vocabularies).
+
+Text is cut into segments (headings, paragraphs, sentences); segments are packed greedily into chunks
+of at most `max_tokens`, a new section starts a new chunk, and the last `overlap_tokens` worth of
+segments are repeated at the start of the next chunk. Offsets index the document text exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import polars as pl
+
+from kg_assets.core import schemas
+from kg_assets.core.normalize import stable_hash
+
+CHUNKER_VERSION = "chunker-1"
+# A heading line, or text up to a sentence end that is not an abbreviation ("Dr.", "Inc.", "U.S.").
+_SEGMENT = re.compile(
+    r"^#{1,6} .*$|[^\n]+?(?:(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bProf)(?<!\bInc)(?<!\bSt)(?<!\bvs)(?<![A-Z])[.!?](?=\s)|$)",
+    re.M,
+)
+_HEADING = re.compile(r"^(#{1,6}) (.*)$")
+
+
+@dataclass(frozen=True)
+class ChunkingConfig:
+    max_tokens: int = 600
+    overlap_tokens: int = 80
+    encoding: str = "o200k_base"
+
+    def __post_init__(self):
+        if self.max_tokens < 16 or not 0 <= self.overlap_tokens < self.max_tokens // 2:
+            raise ValueError("need max_tokens >= 16 and 0 <= overlap_tokens < max_tokens / 2")
+
+
+@lru_cache(maxsize=4)
+def _encoding(name: str):
+    import bpe_openai
+
+    return bpe_openai.get_encoding(name)
+
+
+def _segments(text: str) -> list[tuple[int, int, int | None, str | None]]:
+    """(start, end, heading level or None, heading title) for each sentence-ish segment."""
+    out = []
+    for match in _SEGMENT.finditer(text):
+        start, end = match.span()
+        while start < end and text[start].isspace():
+            start += 1
+        if start == end:
+            continue
+        heading = _HEADING.match(match.group(0))
+        out.append((start, end, len(heading.group(1)) if heading else None, heading.group(2).strip() if heading else None))
+    return out
+
+
+def _split_long(text: str, start: int, end: int, tokens: int, max_tokens: int) -> list[tuple[int, int, int]]:
+    """Cut an over-long segment into word-boundary pieces of roughly max_tokens (rare: tables, dumps)."""
+    pieces = max(2, -(-tokens // max_tokens) + 1)
+    step = (end - start) / pieces
+    cuts, pos = [start], start
+    for i in range(1, pieces):
+        target = int(start + i * step)
+        space = text.rfind(" ", pos + 1, target + 1)
+        pos = space if space > pos else target
+        cuts.append(pos)
+    cuts.append(end)
+    return [(a, b, max(1, tokens * (b - a) // max(1, end - start))) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+def chunk_text(text: str, config: ChunkingConfig) -> list[dict]:
+    """Chunks of one document as dicts: chunk_index, char_start, char_end, token_count, section_path."""
+    segments = _segments(text)
+    if not segments:
+        return []
+    counts = [len(t) for t in _encoding(config.encoding).encode_ordinary_batch([text[s:e] for s, e, _, _ in segments])]
+    units: list[tuple[int, int, int, tuple[str, ...]]] = []  # start, end, tokens, section path
+    path: list[tuple[int, str]] = []
+    for (start, end, level, title), tokens in zip(segments, counts):
+        if level is not None:
+            path = [p for p in path if p[0] < level] + [(level, title)]
+        section = tuple(t for _, t in path)
+        if tokens > config.max_tokens:
+            units.extend((a, b, t, section) for a, b, t in _split_long(text, start, end, tokens, config.max_tokens))
+        else:
+            units.append((start, end, tokens, section))
+
+    chunks: list[dict] = []
+    current: list[tuple[int, int, int, tuple[str, ...]]] = []
+
+    def flush() -> None:
+        chunks.append({
+            "chunk_index": len(chunks),
+            "char_start": current[0][0],
+            "char_end": current[-1][1],
+            "token_count": sum(u[2] for u in current),
+            "section_path": " > ".join(current[0][3]) or None,
+        })
+
+    fresh = 0  # units in `current` not carried over as overlap
+    for unit in units:
+        starts_section = bool(current) and unit[3] != current[-1][3]
+        too_big = sum(u[2] for u in current) + unit[2] > config.max_tokens
+        if fresh and (too_big or starts_section):
+            flush()
+            carry: list = []
+            if not starts_section:
+                budget = config.overlap_tokens
+                for prev in reversed(current):
+                    if prev[2] > budget:
+                        break
+                    carry.insert(0, prev)
+                    budget -= prev[2]
+            current, fresh = carry, 0
+        current.append(unit)
+        fresh += 1
+    if current and fresh:
+        flush()
+    return chunks
+
+
+def chunk_documents(documents: pl.DataFrame, config: ChunkingConfig) -> pl.DataFrame:
+    """Chunks of every document with status 'ok' (columns of the CHUNKS contract)."""
+    rows = []
+    for document_id, text in documents.filter(pl.col("status") == "ok").select("document_id", "text").iter_rows():
+        for chunk in chunk_text(text, config):
+            body = text[chunk["char_start"] : chunk["char_end"]]
+            content_hash = stable_hash(body)
+            chunk.update(
+                document_id=document_id,
+                text=body,
+                content_hash=content_hash,
+                chunk_id="chunk_" + stable_hash(document_id, str(chunk["char_start"]), content_hash),
+                chunker_version=CHUNKER_VERSION,
+            )
+            rows.append(chunk)
+    return schemas.conform(pl.DataFrame(rows, infer_schema_length=None) if rows else schemas.empty(schemas.CHUNKS), schemas.CHUNKS)

@@ -1,0 +1,101 @@
+"""Consolidation: canonical entities, graph nodes and graph edges from per-document rows.
+
+Everything here is a deterministic group-by: rebuilding from the same mentions and relations gives the
+same rows in any order of ingestion.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kg_assets.core import schemas
+from kg_assets.core.normalize import stable_hash
+
+MAX_DESCRIPTION_CHARS = 1000
+DESCRIPTION_SEPARATOR = " | "
+
+
+def _most_frequent(frame: pl.DataFrame, key: str, value: str, out: str) -> pl.DataFrame:
+    return (
+        frame.group_by(key, value).len()
+        .sort([key, "len", value], descending=[False, True, False])
+        .group_by(key, maintain_order=True).first()
+        .select(key, pl.col(value).alias(out))
+    )
+
+
+def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame) -> pl.DataFrame:
+    """One row per canonical entity_id (ENTITIES contract, without validity columns)."""
+    if mentions.height == 0:
+        return schemas.empty(schemas.ENTITIES)
+    seen = documents.select("document_id", pl.coalesce("document_date", "ingested_at").alias("seen_at"))
+    rows = mentions.join(seen, on="document_id", how="left")
+    grouped = rows.group_by("entity_id").agg(
+        pl.col("normalized_name").min(),
+        pl.col("entity_type").min(),
+        pl.col("name").unique().sort().alias("aliases"),
+        pl.len().cast(pl.Int64).alias("mention_count"),
+        pl.col("document_id").n_unique().cast(pl.Int64).alias("document_count"),
+        pl.col("seen_at").min().alias("first_seen"),
+        pl.col("seen_at").max().alias("last_seen"),
+        pl.col("chunk_id").unique().sort().alias("source_chunk_ids"),
+    )
+    names = _most_frequent(rows, "entity_id", "name", "name")
+    descriptions = merge_descriptions(rows, ["entity_id"])
+    entities = grouped.join(names, on="entity_id").join(descriptions, on="entity_id", how="left")
+    return schemas.conform(entities.sort("entity_id"), schemas.ENTITIES)
+
+
+def merge_descriptions(frame: pl.DataFrame, key: list[str]) -> pl.DataFrame:
+    """Per key: distinct description fragments, most frequent first, ties alphabetical, bounded."""
+    counted = (
+        frame.filter(pl.col("description").str.len_chars() > 0)
+        .group_by(*key, "description").len()
+        .sort([*key, "len", "description"], descending=[*([False] * len(key)), True, False])
+    )
+    return counted.group_by(key, maintain_order=True).agg(
+        pl.col("description").str.join(DESCRIPTION_SEPARATOR).str.slice(0, MAX_DESCRIPTION_CHARS)
+    )
+
+
+def build_edges(relations: pl.DataFrame, entity_ids: pl.Series) -> pl.DataFrame:
+    """One edge per (source, target, relation_type) between known entities; weight = supporting rows."""
+    known = pl.DataFrame({"id": entity_ids.unique()})
+    rel = (
+        relations.filter(pl.col("source_id") != pl.col("target_id"))
+        .join(known, left_on="source_id", right_on="id", how="semi")
+        .join(known, left_on="target_id", right_on="id", how="semi")
+    )
+    if rel.height == 0:
+        return schemas.empty(schemas.GRAPH_EDGES)
+    key = ["source_id", "target_id", "relation_type"]
+    edges = rel.group_by(key).agg(
+        pl.len().cast(pl.Int64).alias("weight"),
+        pl.col("keywords").drop_nulls().unique().sort().alias("keywords"),
+        pl.col("chunk_id").unique().sort().alias("source_chunk_ids"),
+        pl.col("document_id").unique().sort().alias("document_ids"),
+    )
+    edges = edges.join(merge_descriptions(rel, key), on=key, how="left").with_columns(
+        pl.concat_str(key, separator="::")
+        .map_elements(lambda k: "edge_" + stable_hash(k), return_dtype=pl.String)
+        .alias("edge_id")
+    )
+    return schemas.conform(edges.sort(key), schemas.GRAPH_EDGES)
+
+
+def build_nodes(entities: pl.DataFrame, edges: pl.DataFrame) -> pl.DataFrame:
+    """A node per canonical entity, with its degree in the consolidated edges."""
+    degree = (
+        pl.concat([edges.select(pl.col("source_id").alias("node_id")), edges.select(pl.col("target_id").alias("node_id"))])
+        .group_by("node_id").len()
+        .select("node_id", pl.col("len").cast(pl.Int64).alias("degree"))
+    )
+    nodes = entities.select(
+        pl.col("entity_id").alias("node_id"),
+        pl.col("name").alias("label"),
+        "entity_type",
+        "description",
+        "mention_count",
+        "source_chunk_ids",
+    ).join(degree, on="node_id", how="left").with_columns(pl.col("degree").fill_null(0))
+    return schemas.conform(nodes, schemas.GRAPH_NODES)

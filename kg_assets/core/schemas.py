@@ -1,0 +1,169 @@
+"""Column contracts of every `kg` table, as Polars schemas.
+
+The storage layer creates the DuckDB tables from these, and every core function returns frames that
+conform (`conform` fills missing optional columns with nulls and orders them), so a column is added in
+exactly one place.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+TS = pl.Datetime("us", "UTC")
+STRS = pl.List(pl.String)
+
+DOCUMENTS = {
+    "document_id": pl.String,  # partition key: path relative to the inbox, '/'-separated
+    "path": pl.String,
+    "source_type": pl.String,  # txt | md | html | pdf | chat
+    "title": pl.String,
+    "headings": STRS,
+    "text": pl.String,
+    "content_hash": pl.String,
+    "byte_size": pl.Int64,
+    "encoding": pl.String,
+    "document_date": TS,
+    "status": pl.String,  # ok | error | deleted
+    "error": pl.String,
+    "ingested_at": TS,
+    "valid_from": TS,
+    "valid_until": TS,
+}
+
+CHUNKS = {
+    "chunk_id": pl.String,
+    "document_id": pl.String,
+    "chunk_index": pl.Int32,
+    "text": pl.String,
+    "token_count": pl.Int32,
+    "char_start": pl.Int64,
+    "char_end": pl.Int64,
+    "section_path": pl.String,
+    "content_hash": pl.String,
+    "chunker_version": pl.String,
+}
+
+ENTITY_MENTIONS = {
+    "mention_id": pl.String,
+    "chunk_id": pl.String,
+    "document_id": pl.String,
+    "entity_id": pl.String,
+    "name": pl.String,  # surface form as written
+    "normalized_name": pl.String,
+    "entity_type": pl.String,
+    "description": pl.String,
+    "char_start": pl.Int64,  # offsets in the chunk text when the extractor knows them
+    "char_end": pl.Int64,
+    "confidence": pl.Float64,
+    "gleaning_pass": pl.Int32,
+    "extractor": pl.String,
+    "extractor_version": pl.String,
+}
+
+LOCAL_RELATIONS = {
+    "relation_id": pl.String,
+    "chunk_id": pl.String,
+    "document_id": pl.String,
+    "source_id": pl.String,
+    "target_id": pl.String,
+    "source_name": pl.String,
+    "target_name": pl.String,
+    "relation_type": pl.String,  # UPPER_SNAKE, RELATED_TO when unknown
+    "keywords": pl.String,
+    "description": pl.String,
+    "strength": pl.Float64,
+    "gleaning_pass": pl.Int32,
+    "extractor": pl.String,
+    "extractor_version": pl.String,
+}
+
+# One row per chunk and extraction attempt outcome: what makes reruns resume exactly what failed.
+CHUNK_EXTRACTIONS = {
+    "chunk_id": pl.String,
+    "document_id": pl.String,
+    "chunk_hash": pl.String,
+    "extractor": pl.String,
+    "extractor_version": pl.String,
+    "status": pl.String,  # ok | error
+    "error": pl.String,
+    "mention_count": pl.Int32,
+    "relation_count": pl.Int32,
+    "extracted_at": TS,
+}
+
+ENTITIES = {
+    "entity_id": pl.String,
+    "name": pl.String,  # most frequent surface form
+    "normalized_name": pl.String,
+    "entity_type": pl.String,
+    "description": pl.String,
+    "aliases": STRS,
+    "mention_count": pl.Int64,
+    "document_count": pl.Int64,
+    "first_seen": TS,
+    "last_seen": TS,
+    "source_chunk_ids": STRS,
+    "valid_from": TS,
+    "valid_until": TS,
+}
+
+ENTITY_ALIASES = {
+    "from_id": pl.String,
+    "to_id": pl.String,
+    "method": pl.String,
+    "score": pl.Float64,
+    "evidence": pl.String,
+    "created_at": TS,
+}
+
+GRAPH_NODES = {
+    "node_id": pl.String,
+    "label": pl.String,
+    "entity_type": pl.String,
+    "description": pl.String,
+    "mention_count": pl.Int64,
+    "degree": pl.Int64,
+    "source_chunk_ids": STRS,
+    "valid_from": TS,
+    "valid_until": TS,
+}
+
+GRAPH_EDGES = {
+    "edge_id": pl.String,
+    "source_id": pl.String,
+    "target_id": pl.String,
+    "relation_type": pl.String,
+    "weight": pl.Int64,  # supporting mentions
+    "keywords": STRS,
+    "description": pl.String,
+    "source_chunk_ids": STRS,
+    "document_ids": STRS,
+    "valid_from": TS,
+    "valid_until": TS,
+}
+
+TABLES: dict[str, dict[str, pl.DataType]] = {
+    "documents": DOCUMENTS,
+    "chunks": CHUNKS,
+    "entity_mentions": ENTITY_MENTIONS,
+    "local_relations": LOCAL_RELATIONS,
+    "chunk_extractions": CHUNK_EXTRACTIONS,
+    "entities": ENTITIES,
+    "entity_aliases": ENTITY_ALIASES,
+    "graph_nodes": GRAPH_NODES,
+    "graph_edges": GRAPH_EDGES,
+}
+
+
+def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    return pl.DataFrame(schema=schema)
+
+
+def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Cast to the contract: known columns in contract order, missing ones as nulls, extras dropped."""
+    return frame.select(
+        [
+            (pl.col(name) if name in frame.columns else pl.lit(None)).cast(dtype).alias(name)
+            for name, dtype in schema.items()
+        ]
+    )

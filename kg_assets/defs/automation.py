@@ -1,0 +1,52 @@
+"""Jobs, the nightly refresh of stale partitions, and the declarative-automation sensor."""
+
+
+import duckdb
+import dagster as dg
+
+from kg_assets.core.chunking import CHUNKER_VERSION
+from kg_assets.defs.ingest import PARTITIONED_ASSETS
+from kg_assets.defs.partitions import documents_partitions, partition_ranges, range_tags
+from kg_assets.defs.resources import ExtractorResource, WarehouseResource
+
+CONSOLIDATION_ASSETS = ["linked_entities", "knowledge_graph"]
+
+kg_pipeline = dg.define_asset_job(
+    "kg_pipeline",
+    selection=dg.AssetSelection.assets(*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS),
+    description="Everything: documents -> chunks -> extraction -> linked entities -> knowledge graph, with checks.",
+)
+consolidation = dg.define_asset_job("consolidation", selection=dg.AssetSelection.assets(*CONSOLIDATION_ASSETS))
+
+
+@dg.schedule(
+    name="nightly_refresh",
+    cron_schedule="0 2 * * *",
+    target=dg.AssetSelection.assets(*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS),
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+    description="Re-runs partitions made by an older chunker/extractor version or with failed chunks, then consolidates.",
+)
+def nightly_refresh(context: dg.ScheduleEvaluationContext, warehouse: WarehouseResource, extractor: ExtractorResource):
+    try:
+        stale = warehouse.get().stale_documents(extractor.get().version, CHUNKER_VERSION)
+    except duckdb.IOException as exc:  # a run holds the write lock; the next tick tries again
+        return dg.SkipReason(f"warehouse busy: {exc}")
+    ordered = context.instance.get_dynamic_partitions(documents_partitions.name)
+    tick = context.scheduled_execution_time.isoformat()
+    requests = [
+        dg.RunRequest(run_key=f"{tick}:{first}..{last}", asset_selection=[dg.AssetKey(a) for a in PARTITIONED_ASSETS],
+                      tags=range_tags(first, last))
+        for first, last in partition_ranges(stale, ordered)
+    ]
+    requests.append(dg.RunRequest(run_key=f"{tick}:consolidation",
+                                  asset_selection=[dg.AssetKey(a) for a in CONSOLIDATION_ASSETS]))
+    context.log.info(f"{len(stale)} stale documents in {len(requests) - 1} runs")
+    return requests
+
+
+automation_sensor = dg.AutomationConditionSensorDefinition(
+    "kg_automation",
+    target=dg.AssetSelection.all(),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=60,
+)

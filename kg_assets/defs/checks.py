@@ -1,0 +1,98 @@
+"""Asset checks: one current row per key, referential integrity, extraction health.
+
+Blocking checks stop downstream assets from being built on wrong data.
+"""
+
+
+import dagster as dg
+import polars as pl
+
+from kg_assets.defs.resources import WarehouseResource
+
+MAX_EXTRACTION_FAILURE_SHARE = 0.2
+
+
+def _result(violations: pl.DataFrame, what: str) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        passed=violations.height == 0,
+        metadata={
+            "violations": violations.height,
+            "sample": dg.MetadataValue.md(str(violations.head(10)) if violations.height else "none"),
+        },
+        description=f"{violations.height} {what}" if violations.height else None,
+    )
+
+
+@dg.asset_check(asset="documents", blocking=True, description="kg.documents has one current row per document_id.")
+def documents_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(warehouse.get().duplicate_current_keys("documents", ["document_id"]), "documents with several current rows")
+
+
+@dg.asset_check(asset="chunks", blocking=True, description="Every chunk belongs to a current document.")
+def chunks_have_documents(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(warehouse.get().orphans("chunks", "document_id", "documents", "document_id", parent_current=True),
+                   "chunks of unknown documents")
+
+
+@dg.asset_check(asset="entity_mentions", blocking=True, description="Every mention's chunk exists in kg.chunks.")
+def mentions_have_chunks(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(warehouse.get().orphans("entity_mentions", "chunk_id", "chunks", "chunk_id"), "mentions of missing chunks")
+
+
+@dg.asset_check(asset="local_relations", blocking=True, description="Both endpoints of every relation are mentioned entities.")
+def relation_endpoints_exist(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    wh = warehouse.get()
+    missing = pl.concat([
+        wh.orphans("local_relations", column, "entity_mentions", "entity_id").rename({column: "entity_id"})
+        for column in ("source_id", "target_id")
+    ]).unique()
+    return _result(missing, "relation endpoints without a mention")
+
+
+@dg.asset_check(
+    asset="entity_mentions",
+    description=f"Share of chunks whose extraction failed stays under {MAX_EXTRACTION_FAILURE_SHARE:.0%}.",
+)
+def extraction_health(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    stats = warehouse.get().query(
+        "SELECT count(*) AS chunks, count(*) FILTER (WHERE status <> 'ok') AS failed FROM kg.chunk_extractions"
+    ).row(0, named=True)
+    share = stats["failed"] / stats["chunks"] if stats["chunks"] else 0.0
+    return dg.AssetCheckResult(
+        passed=share <= MAX_EXTRACTION_FAILURE_SHARE,
+        metadata={"chunks": stats["chunks"], "failed": stats["failed"], "failed_share": share},
+    )
+
+
+@dg.asset_check(asset="linked_entities", blocking=True, description="kg.entities has one current row per entity_id.")
+def entities_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(warehouse.get().duplicate_current_keys("entities", ["entity_id"]), "entities with several current rows")
+
+
+@dg.asset_check(asset="knowledge_graph", blocking=True,
+                description="kg.graph_edges has one current row per (source_id, target_id, relation_type).")
+def edges_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(warehouse.get().duplicate_current_keys("graph_edges", ["source_id", "target_id", "relation_type"]),
+                   "edges with several current rows")
+
+
+@dg.asset_check(asset="knowledge_graph", blocking=True, description="Every current edge joins two current nodes.")
+def edges_join_current_nodes(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    wh = warehouse.get()
+    missing = pl.concat([
+        wh.orphans("graph_edges", column, "graph_nodes", "node_id", parent_current=True).rename({column: "node_id"})
+        for column in ("source_id", "target_id")
+    ]).unique()
+    return _result(missing, "edge endpoints that are not current nodes")
+
+
+checks = [
+    documents_one_current_row,
+    chunks_have_documents,
+    mentions_have_chunks,
+    relation_endpoints_exist,
+    extraction_health,
+    entities_one_current_row,
+    edges_one_current_row,
+    edges_join_current_nodes,
+]

@@ -1,0 +1,91 @@
+"""Consolidation (unpartitioned): canonical entities and the knowledge graph from every partition."""
+
+
+import dagster as dg
+
+from kg_assets.core.consolidate import build_edges, build_entities, build_nodes
+from kg_assets.core.linking import ExactIdLinker, apply_redirects
+from kg_assets.defs.partitions import documents_partitions
+from kg_assets.defs.resources import WarehouseResource
+from kg_assets.defs.tables import table_metadata
+
+# Consolidate once upstream partitions have settled: not while any of them is still running.
+after_upstream_settles = (
+    dg.AutomationCondition.any_deps_updated().since_last_handled()
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+).with_label("after upstream settles")
+
+
+@dg.asset(
+    deps=["documents", "entity_mentions"],
+    pool="duckdb",
+    group_name="graph",
+    kinds={"duckdb", "polars"},
+    automation_condition=after_upstream_settles,
+    metadata=table_metadata("entities", "entity_aliases"),
+    description="Canonical entities (kg.entities) consolidated from every document's mentions; redirects in kg.entity_aliases.",
+)
+def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    wh = warehouse.get()
+    current = context.instance.get_dynamic_partitions(documents_partitions.name)
+    retired: list[str] = []
+    if current:
+        retired = wh.retire_documents(current)
+        if retired:
+            context.log.info(f"retracted {len(retired)} deleted documents: {retired[:10]}")
+    else:
+        context.log.warning(
+            "the Dagster instance has no document partitions; nothing retracted "
+            "(is DAGSTER_HOME the instance that ingested this warehouse?)"
+        )
+    mentions = wh.query("SELECT * FROM kg.entity_mentions")
+    documents = wh.query("SELECT document_id, document_date, ingested_at FROM kg.documents WHERE valid_until IS NULL")
+    linker = ExactIdLinker()
+    redirects = linker.link(mentions)
+    entities = build_entities(apply_redirects(mentions, redirects, ["entity_id"]), documents)
+    stats = wh.replace_current({"entities": (["entity_id"], entities)})["entities"]
+    wh.replace_table("entity_aliases", redirects)
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": stats["current"],
+            "entities": stats["current"],
+            "closed": stats["closed"],
+            "redirects": redirects.height,
+            "linker": linker.name,
+            "documents_retracted": len(retired),
+            "mentions": mentions.height,
+        }
+    )
+
+
+@dg.asset(
+    deps=[linked_entities, "local_relations"],
+    pool="duckdb",
+    group_name="graph",
+    kinds={"duckdb", "polars"},
+    automation_condition=after_upstream_settles,
+    metadata=table_metadata("graph_nodes", "graph_edges"),
+    description="The consolidated graph: a node per canonical entity, an edge per (source, target, relation type).",
+)
+def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    wh = warehouse.get()
+    entities = wh.query("SELECT * FROM kg.entities WHERE valid_until IS NULL")
+    redirects = wh.query("SELECT * FROM kg.entity_aliases")
+    relations = apply_redirects(wh.query("SELECT * FROM kg.local_relations"), redirects, ["source_id", "target_id"])
+    edges = build_edges(relations, entities["entity_id"])
+    nodes = build_nodes(entities, edges)
+    stats = wh.replace_current(
+        {"graph_nodes": (["node_id"], nodes), "graph_edges": (["source_id", "target_id", "relation_type"], edges)}
+    )
+    context.log.info(f"graph: {stats['graph_nodes']['current']:,} nodes, {stats['graph_edges']['current']:,} edges")
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": stats["graph_edges"]["current"],
+            "nodes": stats["graph_nodes"]["current"],
+            "edges": stats["graph_edges"]["current"],
+            "nodes_closed": stats["graph_nodes"]["closed"],
+            "edges_closed": stats["graph_edges"]["closed"],
+            "relations": relations.height,
+        }
+    )

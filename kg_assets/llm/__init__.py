@@ -1,0 +1,1 @@
+"""Extractors behind one small interface: the offline heuristic baseline and LLM providers."""
