@@ -61,14 +61,15 @@ def _split_long(text: str, start: int, end: int, tokens: int, max_tokens: int) -
     """Cut an over-long segment into word-boundary pieces of roughly max_tokens (rare: tables, dumps)."""
     pieces = max(2, -(-tokens // max_tokens) + 1)
     step = (end - start) / pieces
-    cuts, pos = [start], start
-    for i in range(1, pieces):
-        target = int(start + i * step)
-        space = text.rfind(" ", pos + 1, target + 1)
-        pos = space if space > pos else target
-        cuts.append(pos)
-    cuts.append(end)
-    return [(a, b, max(1, tokens * (b - a) // max(1, end - start))) for a, b in zip(cuts, cuts[1:]) if b > a]
+    out, piece_start = [], start
+    for i in range(1, pieces + 1):
+        target = end if i == pieces else int(start + i * step)
+        space = text.rfind(" ", piece_start + 1, target + 1) if i < pieces else -1
+        piece_end = space if space > piece_start else target
+        if piece_end > piece_start:
+            out.append((piece_start, piece_end, max(1, tokens * (piece_end - piece_start) // (end - start))))
+        piece_start = piece_end + 1 if space > piece_start else piece_end
+    return out
 
 
 def chunk_text(text: str, config: ChunkingConfig) -> list[dict]:

@@ -57,24 +57,28 @@ def _markdown(text: str) -> tuple[str | None, list[str]]:
 
 
 def _html(text: str) -> tuple[str, str | None, list[str], str | None]:
-    from bs4 import BeautifulSoup
+    # lexbor (C) parses hostile markup (deep nesting, unclosed tags) in linear time.
+    from selectolax.lexbor import LexborHTMLParser
 
-    soup = BeautifulSoup(text, "html.parser")
-    meta_date = None
-    for meta in soup.find_all("meta"):
-        if (meta.get("name") or meta.get("property") or "").lower() in {"date", "article:published_time", "dc.date"}:
-            meta_date = meta.get("content")
-    title = soup.title.get_text(strip=True) if soup.title else None
-    for tag in soup(["script", "style", "nav", "noscript", "template", "head", "footer", "svg"]):
-        tag.decompose()
+    tree = LexborHTMLParser(text)
+    meta_date = next(
+        (m.attributes.get("content") for m in tree.css("meta")
+         if (m.attributes.get("name") or m.attributes.get("property") or "").lower()
+         in {"date", "article:published_time", "dc.date"}),
+        None,
+    )
+    title_node = tree.css_first("title")
+    title = " ".join(title_node.text().split()) if title_node else None
+    tree.strip_tags(["script", "style", "nav", "noscript", "template", "head", "footer", "svg", "iframe"])
     headings: list[str] = []
-    for tag in soup.find_all(re.compile(r"^h[1-6]$")):
-        heading = " ".join(tag.get_text(" ", strip=True).split())
+    for node in tree.css("h1, h2, h3, h4, h5, h6"):
+        heading = " ".join(node.text(separator=" ").split())
         headings.append(heading)
-        tag.replace_with(f"\n\n{'#' * int(tag.name[1])} {heading}\n\n")
-    for tag in soup.find_all(["p", "li", "div", "br", "tr", "section", "article"]):
-        tag.insert_after("\n")
-    lines = [" ".join(line.split()) for line in soup.get_text().splitlines()]
+        node.replace_with(f"\n\n{'#' * int(node.tag[1])} {heading}\n\n")
+    for node in tree.css("p, li, div, br, tr, section, article, blockquote, pre"):
+        node.insert_after("\n")
+    root = tree.body or tree.root
+    lines = [" ".join(line.split()) for line in (root.text(separator="") if root else "").splitlines()]
     body = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     return body, title or (headings[0] if headings else None), headings, meta_date
 

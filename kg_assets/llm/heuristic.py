@@ -1,0 +1,993 @@
+"""Offline heuristic entity/relation extractor: a documented, deterministic baseline (no model, no network).
+
+It reads capitalisation, a few lexical cues and a small gazetteer. It is fast (compiled regexes, one
+pass per chunk, the output frames are built once per batch) and honest about what it cannot do.
+
+Sentences
+    Split on ``. ! ? …`` followed by whitespace, on blank lines and before Markdown headings, list
+    items, quotes and table rows. No split after honorifics/abbreviations (``Dr.``, ``Prof.``, ``Mr.``,
+    ``St.``, ``e.g.``, ``vs.``), after single-letter initials (``John F. Kennedy``), or when the next word
+    starts lowercase. After ``Inc.``/``Corp.``/``Ltd.``/``Co.``/``etc.`` and dotted acronyms (``U.S.``) the
+    split happens only when the next word is a typical sentence opener (``The``, ``He``, ``However`` ...).
+
+Mentions
+    A mention is a span of capitalised tokens (``Sarah``, ``DuckDB``, ``NASA``, ``U.S.``, ``Inc.``,
+    ``Coca-Cola``, ``AT&T``, ``O'Brien``, ``iPhone``) separated by single spaces. Inner connectors are
+    kept only where they usually belong to a name: particles (``de``, ``van``, ``von der``, ``da``) and
+    ``&`` always; ``of``/``for``/``on`` after an organisation/event/place head word (``Bank of America``,
+    ``Center for Disease Control``, ``Conference on Machine Learning``) and ``of`` after a single token
+    (``Statue of Liberty``); ``and`` only inside a span that already holds ``of``/``for``/``on``
+    (``Ministry of Science and Technology``). A trailing year joins
+    the span (``NeurIPS 2025``). Function words and sentence openers (``The``, ``A``, ``In``, ``This``,
+    ``However``, ``He``, ``They`` ...) and weekday names never belong to a span, so a leading ``The`` is
+    stripped; spans made only of month names (``March``, ``May 2024``), one-character spans and spans
+    whose name normalises to nothing (non-Latin scripts) are dropped. A possessive ``'s`` ends a span and
+    is not part of the name. ``char_start``/``char_end`` index the chunk text: ``text[s:e] == name``.
+
+Types (first rule that fires; confidence in brackets)
+    1. honorific/title before the span (``Dr.``, ``Prof.``, ``Mr.``, ``Ms.``, ``Sir``, ``CEO``, ``CTO``,
+       ``President``, ``Senator`` ...) -> PERSON, the title is not part of the name [0.85]
+    2. gazetteer (built-in few dozen well-known countries, cities, companies, technologies, products,
+       concepts; extendable with ``gazetteer=``), exact name, case-insensitive [0.9]
+    3. head word in a span of 2+ words, scanned from the end: corporate/institution heads (``Inc``,
+       ``Corp``, ``Ltd``, ``LLC``, ``GmbH``, ``Company``, ``Lab``, ``University``, ``Institute``, ``Bank``,
+       ``Ministry``, ``Robotics``, ``Analytics``, ``Systems``, ``Technologies`` ...) -> ORGANIZATION [0.8];
+       event heads (``Summit``, ``Conference``, ``Festival``, ``War``, ``Olympics``, ``Championship`` ...)
+       -> EVENT [0.75]; place heads (``River``, ``Lake``, ``Valley``, ``Island``, ``Republic`` ...) ->
+       LOCATION [0.75]
+    4. 2-4 words starting with a common given name (``Sarah Chen``) -> PERSON [0.7]
+    5. single common given name (``Sarah``) -> PERSON [0.55]
+    6. name + year (``NeurIPS 2025``) -> EVENT [0.6]
+    7. place preposition right before (``in``, ``at``, ``from``, ``near``, ``to`` ...; not in
+       "according to") -> LOCATION [0.6]
+    8. otherwise OTHER [0.4]
+    Within one chunk: an ALLCAPS acronym in parentheses right after a span (``Quantum Dynamics Lab
+    (QDL)``) takes that span's type (unless it is strongly typed itself) and is not a relation endpoint
+    in that sentence (no relation between a name and its own acronym); a weakly typed mention (confidence < 0.7) whose exact name got a
+    strong type elsewhere in the chunk takes it [0.7]; a single-word mention equal to the last word of an
+    earlier PERSON span (``Chen`` after ``Sarah Chen``) is PERSON [0.7] and keeps its own name. A
+    sentence-initial single word with no cue at all (``Researchers found ...``) is dropped unless the same
+    name also occurs mid-sentence in the chunk. Types outside ``entity_types`` become OTHER (or the
+    mention is dropped when OTHER is not allowed either).
+
+Relations
+    Per sentence, mentions in order of appearance, skipping attributive ones (``the AI team``: after a
+    determiner and before a lowercase noun, or before ``-based``-like compounds). Each adjacent pair of
+    distinct entities gives one relation, at most 3 per sentence (no cliques). Keywords are the words
+    between the two mentions without function words (up to 5, lowercase). The type is the first
+    verb-like word between them plus a directly following preposition, in UPPER_SNAKE (``leads the AI
+    team at`` -> LEADS, ``works at`` -> WORKS_AT, ``was founded by`` -> FOUNDED_BY) with strength 1.0;
+    without a verb (or when more than 12 words separate them) it is RELATED_TO with strength 0.5
+    (co-occurrence). Direction is textual order (source before target).
+
+Known limits
+    No coreference beyond the rules above (pronouns are ignored), no lowercase entities (``python``),
+    no nested entities; ``at Acme`` types an unknown organisation as LOCATION; sentence-initial
+    capitalised common words can leak in when they form multi-word spans; ALL-CAPS headings and title
+    case headings produce spurious spans; ``Chen of Northwind`` stays one span; plural nouns ending in -s
+    are not read as verbs unless their base form is in the verb list; irregular verbs outside the list
+    give RELATED_TO; relation direction ignores passive voice (``acquired by`` keeps the textual order
+    but says so in its type); non-Latin names are dropped (the shared normalisation is ASCII).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from datetime import UTC, datetime
+
+import polars as pl
+
+from kg_assets.core import schemas
+from kg_assets.core.normalize import normalize_name_expr, stable_hash, with_entity_ids
+from kg_assets.llm.base import ExtractionResult
+
+__all__ = ["DEFAULT_ENTITY_TYPES", "HeuristicExtractor", "split_sentences"]
+
+DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
+    "PERSON",
+    "ORGANIZATION",
+    "LOCATION",
+    "EVENT",
+    "CONCEPT",
+    "TECHNOLOGY",
+    "PRODUCT",
+    "OTHER",
+)
+
+MAX_PAIRS_PER_SENTENCE = 3
+MAX_KEYWORDS = 5
+MAX_VERB_GAP = 12  # words; farther apart than this is co-occurrence only
+MAX_DESCRIPTION = 300
+_CACHE_LIMIT = 200_000  # distinct span strings remembered per extractor
+
+CONF_HONORIFIC = 0.85
+CONF_GAZETTEER = 0.9
+CONF_ORG_HEAD = 0.8
+CONF_EVENT_HEAD = 0.75
+CONF_PLACE_HEAD = 0.75
+CONF_GIVEN_NAME = 0.7
+CONF_CHUNK_CONTEXT = 0.7  # acronym / same name / surname of an earlier PERSON in the chunk
+CONF_SINGLE_GIVEN = 0.55
+CONF_YEAR_EVENT = 0.6
+CONF_PREPOSITION = 0.6
+CONF_FALLBACK = 0.4
+STRONG = 0.7
+
+STRENGTH_VERB = 1.0
+STRENGTH_COOCCURRENCE = 0.5
+
+
+def _words(s: str) -> frozenset[str]:
+    return frozenset(s.split())
+
+
+# Capitalised words that never start or continue a name (compared lowercase; ALLCAPS "US"/"IT" exempt).
+STOPWORDS = _words(
+    """the a an this that these those some any each every all both either neither no another such many
+    most much more few several other others i he she it we they you me him her us them his hers its our
+    ours their theirs my mine your yours who whom whose which what where when why how there here one
+    and or but nor so yet if then than because although though while whereas unless until since after
+    before during in on at by for from to of with without within into onto over under about above below
+    between among through across against around along as per via upon despite toward towards like
+    unlike beyond near inside outside throughout however moreover furthermore additionally also
+    meanwhile therefore thus hence still instead indeed finally first second third firstly secondly
+    lastly next last later earlier today yesterday tomorrow now recently currently overall otherwise
+    nevertheless nonetheless accordingly consequently similarly likewise notably importantly
+    specifically generally typically usually often sometimes perhaps maybe yes not please thanks thank
+    according following based given using including regarding note see let well only just even again
+    once unfortunately fortunately interestingly surprisingly clearly obviously ultimately eventually
+    initially previously subsequently originally altogether alternatively conversely besides hi hello
+    dear ok okay is are was were be been being am do does did have has had would shall should can could
+    might must monday tuesday wednesday thursday friday saturday sunday mondays fridays weekend"""
+)
+MONTHS = _words(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+)
+HONORIFICS = _words(
+    """dr doctor prof professor mr mrs ms mx miss sir dame lord lady ceo cto cfo coo cio cso cmo
+    president vice-president senator sen governor gov mayor judge rev reverend capt captain lt col sgt
+    chancellor minister chairman chairwoman rabbi pope king queen prince princess hon"""
+)
+# Titles that split a span wherever they occur ("Google CEO Sundar Pichai"); the others only lead one.
+TITLES_ANYWHERE = _words("dr prof mr mrs ms mx ceo cto cfo coo cio cso cmo")
+PARTICLES = _words("de du da di del della der den van von la le y")
+CONNECTORS = PARTICLES | {"of", "for", "on", "and", "&", "the"}
+ORG_HEADS = _words(
+    """inc corp corporation ltd llc llp plc gmbh ag co company companies group holdings lab labs
+    laboratory laboratories university college school academy institute institution foundation bank
+    agency ministry department council committee commission association society alliance federation
+    organization organisation office bureau authority administration center centre robotics analytics
+    systems technologies solutions software networks partners capital ventures industries enterprises
+    media pharmaceuticals pharma therapeutics biosciences motors airlines airways studios records press
+    times party army navy police court parliament senate congress government hospital clinic museum
+    library club fc consortium collective cooperative union"""
+)
+EVENT_HEADS = _words(
+    """summit conference festival war olympics championship championships cup expo symposium workshop
+    forum convention meetup hackathon marathon election elections revolution crisis pandemic awards
+    fair week tournament prix ceremony gala battle"""
+)
+PLACE_HEADS = _words(
+    """city county river lake mountain mountains mount island islands bay gulf ocean sea valley street
+    avenue road boulevard square park province region district republic kingdom coast peninsula desert
+    canyon airport harbor harbour statue bridge"""
+)
+HEAD_TYPES: dict[str, tuple[str, float]] = {
+    **{w: ("LOCATION", CONF_PLACE_HEAD) for w in PLACE_HEADS},
+    **{w: ("EVENT", CONF_EVENT_HEAD) for w in EVENT_HEADS},
+    **{w: ("ORGANIZATION", CONF_ORG_HEAD) for w in ORG_HEADS},
+}
+PLACE_PREPOSITIONS = _words(
+    "in at from near to into across throughout outside inside toward towards around within"
+)
+NOT_PLACE_BEFORE_PREP = _words("according due thanks prior compared close next relative similar listen talk talked")
+DETERMINERS = _words("the a an this that these those its his her their our my your whose")
+GIVEN_NAMES = _words(
+    """james john robert michael william david richard joseph thomas charles christopher daniel matthew
+    anthony mark donald steven paul andrew joshua kenneth kevin brian george timothy ronald edward jason
+    jeffrey ryan jacob gary nicholas eric jonathan stephen larry justin scott brandon benjamin samuel
+    frank gregory alexander patrick jack dennis peter tom tim sam ben alex max adam nathan henry oliver
+    lucas leo noah ethan liam mary patricia jennifer linda elizabeth barbara susan jessica sarah karen
+    nancy lisa betty margaret sandra ashley kimberly emily donna michelle carol amanda dorothy melissa
+    deborah stephanie rebecca sharon laura cynthia kathleen amy angela shirley anna brenda emma olivia
+    sophia isabella mia charlotte amelia harper grace chloe julia maria elena sofia lucia anne alice
+    claire hannah rachel rose zoe zoë priya raj rahul amit anil sunil ravi arjun aisha fatima ahmed
+    mohammed muhammad ali omar hassan yusuf wei li ming jun hiroshi yuki kenji haruto sakura akira
+    carlos juan jose josé luis miguel pedro diego sergio javier pablo giulia marco luca giovanni
+    francesco pierre jean marie louis camille lukas jonas hans klaus anja olga ivan dmitri sergei natasha
+    lars erik ingrid astrid sven fernando ana beatriz joão kwame amara chidi ngozi tariq leila bob dan
+    eve jim joe bill mike chris nick matt steve dave rob ken ron ted tony greg jeff jenny jen kate katie
+    beth liz sue meg amir arash reza mei xin yan hui lin jia hao ana carmen lina nina
+    tina vera ida eva ella lily ruby jane judy joan helen ruth diane julie susanna victoria"""
+)
+_AUX = _words(
+    """is are was were be been being am has have had having do does did will would shall should can
+    could may might must not never also recently now then later still just already officially
+    reportedly formally jointly successfully eventually previously currently soon quickly finally
+    first again always often once newly originally initially"""
+)
+FUNCTION_WORDS = (
+    _AUX
+    | _words(
+        """the a an this that these those some any each every all both its his her their our my your
+        i he she it we they you me him us them who whom whose which what where when why how there here
+        and or but nor so yet if than because although though while whereas unless until since after
+        before during in on at by for from to of with without within into onto over under about above
+        below between among through across against around along as per via upon despite toward towards
+        like near inside outside throughout s"""
+    )
+)
+RELATION_PREPOSITIONS = _words(
+    """at in with by for to from on into of as under over about against through via onto toward towards
+    across within alongside behind"""
+)
+_VERB_BASES = _words(
+    """lead join acquire found co-found cofound work partner meet own build develop launch announce
+    release use create invest hire buy sell visit move live head run manage direct teach study write speak
+    host sponsor fund support attend present collaborate compete serve chair oversee sue sign employ
+    design publish report say tell merge supply provide power train deploy integrate replace adopt win
+    lose beat defeat criticize criticise praise license open close establish advise mentor marry graduate
+    leave return invite interview cite hold organize organise back finance operate produce manufacture
+    distribute ship offer unveil introduce demonstrate describe propose invent discover locate base
+    headquarter stay travel relocate rename rebrand spin split purchase contract cooperate ally fight
+    invade attack sanction regulate investigate approve reject ban block fine analyze analyse evaluate
+    test benchmark compare outperform surpass extend fork maintain contribute depend rely belong succeed
+    precede appoint elect nominate name promote fire resign retire start begin end finish complete
+    receive award grant give send email call contact warn ask answer reply mention recommend endorse
+    quote make take get see become bring choose keep pay grow draw go come know think feel find
+    help share connect link focus specialize specialise collaborate team relocate expand enter exit
+    control govern rule command tour inspire influence"""
+)
+_IRREGULAR_VERBS = _words(
+    """led met built bought sold ran wrote written spoke spoken said told won lost beaten held left
+    began begun gave sent taught made took taken got saw seen became brought chose chosen kept paid grew
+    grown drew drawn oversaw overseen withdrew rose fell went gone came knew known thought felt put set
+    cut hit quit spun struck stood understood sat shut lent spent dealt meant sought caught fought found
+    co-founded cofounded"""
+)
+
+
+def _inflections(base: str) -> set[str]:
+    forms = {base, base + "s", base + "ing", base + "ed"}
+    if base.endswith(("s", "x", "z", "ch", "sh", "o")):
+        forms.add(base + "es")
+    if base.endswith("e"):
+        forms |= {base + "d", base[:-1] + "ing"}
+    if base.endswith("y") and base[-2:-1] not in "aeiou":
+        forms |= {base[:-1] + "ies", base[:-1] + "ied"}
+    if base[-1] not in "aeiouwxy" and base[-2:-1] in "aeiou":
+        forms |= {base + base[-1] + "ed", base + base[-1] + "ing"}
+    return forms
+
+
+# Inflected forms are read as verbs anywhere; bare bases ("work", "head", "fund" are nouns too) only
+# right after an auxiliary or "to" ("will acquire", "to join").
+VERB_FORMS: frozenset[str] = frozenset(
+    {f for b in _VERB_BASES for f in _inflections(b) if f != b} | _IRREGULAR_VERBS
+)
+_BASE_AFTER = _AUX | {"to"}
+_NOT_VERBS_ED = _words("hundred indeed speed breed embed bed red shed need seed feed united limited")
+# Words right after a mention that still let it be a relation endpoint (it is the subject, not a modifier).
+_REPORTING = _words("said says told announced reported added noted wrote explained confirmed")
+
+BUILTIN_GAZETTEER: dict[str, str] = {
+    # places
+    **{
+        n: "LOCATION"
+        for n in (
+            "United States", "USA", "U.S.", "US", "America", "United Kingdom", "UK", "U.K.", "Britain",
+            "England", "Scotland", "China", "Japan", "Germany", "France", "India", "Canada", "Brazil",
+            "Italy", "Spain", "Australia", "Russia", "Mexico", "South Korea", "Korea", "Netherlands",
+            "Switzerland", "Sweden", "Norway", "Denmark", "Finland", "Poland", "Ukraine", "Israel",
+            "Ireland", "Singapore", "Taiwan", "Indonesia", "Nigeria", "Kenya", "Egypt", "South Africa",
+            "Argentina", "Europe", "Asia", "Africa", "North America", "South America", "New York",
+            "New York City", "London", "Paris", "Berlin", "Munich", "Tokyo", "Beijing", "Shanghai",
+            "Shenzhen", "Hong Kong", "Seoul", "San Francisco", "Boston", "Seattle", "Los Angeles",
+            "Chicago", "Austin", "Toronto", "Vancouver", "Montreal", "Sydney", "Melbourne", "Mumbai",
+            "Bangalore", "Bengaluru", "Delhi", "New Delhi", "Amsterdam", "Zurich", "Geneva", "Stockholm",
+            "Dublin", "Madrid", "Barcelona", "Rome", "Milan", "Vienna", "Moscow", "Dubai", "Cambridge",
+            "Oxford", "Silicon Valley", "Bay Area", "California", "Texas", "Massachusetts", "Washington",
+        )
+    },
+    # organisations
+    **{
+        n: "ORGANIZATION"
+        for n in (
+            "Google", "Alphabet", "Microsoft", "Apple", "Amazon", "Meta", "Facebook", "Nvidia", "NVIDIA",
+            "OpenAI", "Anthropic", "DeepMind", "Google DeepMind", "IBM", "Intel", "AMD", "Tesla", "Netflix",
+            "Oracle", "Samsung", "Huawei", "Alibaba", "Tencent", "Baidu", "Hugging Face", "GitHub",
+            "Salesforce", "SAP", "Uber", "Airbnb", "Twitter", "Spotify", "Siemens", "Toyota", "NASA",
+            "United Nations", "UN", "European Union", "EU", "WHO", "NATO", "FBI", "MIT", "Stanford",
+            "Harvard", "Mistral AI", "Databricks", "Snowflake", "Mozilla", "Wikipedia", "Reuters",
+        )
+    },
+    # technologies
+    **{
+        n: "TECHNOLOGY"
+        for n in (
+            "Python", "Java", "JavaScript", "TypeScript", "Rust", "Golang", "Kotlin", "Scala", "SQL",
+            "DuckDB", "PostgreSQL", "Postgres", "SQLite", "MySQL", "MongoDB", "Redis", "Kafka",
+            "Apache Kafka", "Spark", "Apache Spark", "Hadoop", "Kubernetes", "Docker", "Linux", "Unix",
+            "PyTorch", "TensorFlow", "JAX", "NumPy", "Pandas", "Polars", "Dagster", "Airflow", "dbt",
+            "React", "GraphQL", "Git", "AWS", "Azure", "GCP", "Terraform", "CUDA", "Android", "WebAssembly",
+            "LLVM", "Arrow", "Apache Arrow", "Parquet",
+        )
+    },
+    # products
+    **{
+        n: "PRODUCT"
+        for n in (
+            "iPhone", "iPad", "MacBook", "Windows", "Excel", "Gmail", "YouTube", "ChatGPT", "GPT-4",
+            "GPT-4o", "Claude", "Gemini", "Llama", "Copilot", "Slack", "Photoshop", "PlayStation", "Xbox",
+        )
+    },
+    # concepts
+    **{
+        n: "CONCEPT"
+        for n in (
+            "AI", "Artificial Intelligence", "Machine Learning", "Deep Learning", "Knowledge Graph",
+            "Natural Language Processing", "NLP", "Large Language Model", "LLM", "LLMs", "RAG", "GraphRAG",
+            "Quantum Computing", "Blockchain", "Cloud Computing",
+        )
+    },
+    # events
+    **{n: "EVENT" for n in ("Olympics", "World War II", "World War I", "Brexit", "NeurIPS", "CES")},
+}
+
+
+def _key(word: str) -> str:
+    return word.lower().rstrip(".")
+
+
+# --- compiled patterns -------------------------------------------------------------------------------
+_UP = "A-Z\u00c0-\u00d6\u00d8-\u00de"
+_SP = "[ \t\u00a0]"
+_ABBR_DOT = (
+    r"(?:Inc|Corp|Ltd|Co|Jr|Sr|Bros|St|Mt|Ft|Dr|Prof|Mr|Mrs|Ms|Mx|Gen|Sen|Rep|Rev|Capt|Lt|Col|Sgt"
+    r"|Gov|Pres|Hon)\."
+)
+_CAPWORD = (
+    rf"(?:{_ABBR_DOT}"
+    rf"|(?:[{_UP}]\.){{2,}}"  # U.S., U.K., U.S.A.
+    rf"|[{_UP}]\.(?={_SP}[{_UP}])"  # middle initial: John F. Kennedy
+    rf"|[{_UP}][\w'’]*(?:[&-][{_UP}0-9][\w'’]*)*(?![\w&])"  # Sarah, DuckDB, Coca-Cola, AT&T, O'Brien
+    rf"|[a-z]{{1,3}}[{_UP}][\w'’]*(?![\w&]))"  # iPhone, eBay, macOS
+)
+_CONN = r"(?:of|for|on|and|de|du|da|di|del|della|der|den|van|von|la|le|y|&)(?:[ \t](?:the|der|den|de|la))?"
+_SPAN_RE = re.compile(
+    rf"(?<![\w'’]){_CAPWORD}(?:{_SP}(?:{_CONN}{_SP})?{_CAPWORD})*(?:{_SP}(?:1[5-9]|20)\d\d(?!\w))?"
+)
+_WORD_RE = re.compile(r"[^\W\d_][\w'’-]*")
+_NEXT_WORD_RE = re.compile(r"[ \t]+([a-z][a-z'’-]*)")
+_NEXT_LOWER_RE = re.compile(r"\s+[a-z]")
+_HAS_WORD_RE = re.compile(r"\w")
+_SENT_END_RE = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s|$)")
+_BLOCK_MARK_RE = re.compile(r"[ \t]*(?:#{1,6}\s|[-*+•>|]\s?|\d{1,3}[.)]\s)")
+_NO_BREAK_ABBR = _words(
+    """dr mr mrs ms mx prof st mt ft jr sr vs e.g i.e cf fig no nos approx gen sen rep rev capt lt col
+    sgt gov dept univ ca hon pres est"""
+)
+_SOFT_ABBR = _words("inc corp ltd co llc plc bros etc al")
+_UPPER_SNAKE_RE = re.compile(r"[^0-9A-Za-z]+")
+
+
+def _blocks(text: str) -> list[tuple[int, int]]:
+    """Paragraph-like blocks: split at blank lines, headings, list items, quotes and table rows."""
+    blocks: list[tuple[int, int]] = []
+    start = -1
+    end = 0
+    pos = 0
+    prev_was_marker = False
+    for line in text.split("\n"):
+        ls, le = pos, pos + len(line)
+        pos = le + 1
+        if not line.strip():
+            if start >= 0:
+                blocks.append((start, end))
+                start = -1
+            prev_was_marker = False
+            continue
+        marker = _BLOCK_MARK_RE.match(line) is not None
+        if start >= 0 and (marker or prev_was_marker):
+            blocks.append((start, end))
+            start = -1
+        if start < 0:
+            start = ls
+        end = le
+        stripped = line.lstrip()
+        prev_was_marker = stripped.startswith(("#", "|"))
+    if start >= 0:
+        blocks.append((start, end))
+    return blocks
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence (start, end) offsets into ``text``, trimmed of surrounding whitespace."""
+    out: list[tuple[int, int]] = []
+    for bs, be in _blocks(text):
+        s = bs
+        for m in _SENT_END_RE.finditer(text, bs, be):
+            p = m.start()
+            if text[p] == "." and m.group().count(".") == 1:
+                j = p
+                while j > bs and (text[j - 1].isalnum() or text[j - 1] == "."):
+                    j -= 1
+                word = text[j:p]
+                key = word.lower()
+                if _NEXT_LOWER_RE.match(text, m.end(), be) is not None:
+                    continue  # a lowercase word never starts a sentence
+                if key in _NO_BREAK_ABBR or (len(word) == 1 and word.isupper()):
+                    continue
+                if key in _SOFT_ABBR or ("." in word and word[:1].isalpha()):
+                    rest = m.end()
+                    while rest < be and text[rest].isspace():
+                        rest += 1
+                    after = _WORD_RE.match(text, rest, be)
+                    if after is None or after.group().lower() not in STOPWORDS:
+                        continue
+            e = m.end()
+            if text[s:e].strip():
+                out.append((s, e))
+            s = e
+        if s < be and text[s:be].strip():
+            out.append((s, be))
+    trimmed = []
+    for s, e in out:
+        seg = text[s:e]
+        ls = len(seg) - len(seg.lstrip())
+        rs = len(seg) - len(seg.rstrip())
+        trimmed.append((s + ls, e - rs))
+    return trimmed
+
+
+class _Span:
+    __slots__ = (
+        "start", "end", "name", "words", "honor", "year", "prev1", "prev2", "first_in_match",
+        "sent", "initial", "modifier", "etype", "conf", "cue", "has_conn",
+    )
+
+    def __init__(self) -> None:
+        self.honor = False
+        self.year = False
+        self.prev1: str | None = None
+        self.prev2: str | None = None
+        self.first_in_match = False
+        self.initial = False
+        self.modifier = False
+        self.has_conn = False
+
+
+class HeuristicExtractor:
+    """Rule-based extractor; see the module docstring for the rules and their limits."""
+
+    name = "heuristic"
+    version = "heuristic-1"
+
+    def __init__(
+        self,
+        entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES,
+        gazetteer: dict[str, str] | None = None,
+    ) -> None:
+        self.entity_types = tuple(t.upper() for t in entity_types)
+        self._allowed = frozenset(self.entity_types)
+        self._gazetteer: dict[str, str] = {_key(k): v.upper() for k, v in BUILTIN_GAZETTEER.items()}
+        if gazetteer:
+            self._gazetteer.update({_key(k): v.upper() for k, v in gazetteer.items()})
+        self._decomp_cache: dict[str, tuple[tuple, ...]] = {}
+
+    # --- public ----------------------------------------------------------------------------------
+    def extract(self, chunks: pl.DataFrame) -> ExtractionResult:
+        now = datetime.now(UTC)
+        n = chunks.height
+        cols = chunks.columns
+
+        def column(name: str) -> list:
+            return chunks.get_column(name).to_list() if name in cols else [None] * n
+
+        chunk_ids = column("chunk_id")
+        doc_ids = column("document_id")
+        texts = column("text")
+        hashes = column("content_hash")
+
+        # mention rows (global, before ids)
+        m_pos: list[int] = []
+        m_start: list[int] = []
+        m_end: list[int] = []
+        m_name: list[str] = []
+        m_type: list[str] = []
+        m_conf: list[float] = []
+        m_desc: list[str] = []
+        # relation candidates: (chunk pos, source mention idx, target mention idx, type, keywords, desc, strength)
+        rel_cands: list[tuple[int, int, int, str, str | None, str, float]] = []
+        errors: dict[int, str] = {}
+
+        for pos in range(n):
+            try:
+                mentions, rels = self._extract_text(texts[pos])
+            except Exception as exc:  # one bad chunk never fails the batch
+                errors[pos] = f"{type(exc).__name__}: {exc}"
+                continue
+            base = len(m_name)
+            for s, e, name, etype, conf, desc in mentions:
+                m_pos.append(pos)
+                m_start.append(s)
+                m_end.append(e)
+                m_name.append(name)
+                m_type.append(etype)
+                m_conf.append(conf)
+                m_desc.append(desc)
+            for i, j, rtype, kw, desc, strength in rels:
+                rel_cands.append((pos, base + i, base + j, rtype, kw, desc, strength))
+
+        # entity ids: normalise and hash each distinct (type, surface name) once
+        lookup: dict[tuple[str, str], tuple[str, str]] = {}
+        if m_name:
+            pairs = pl.DataFrame(
+                {"entity_type": m_type, "name": m_name}, schema={"entity_type": pl.String, "name": pl.String}
+            ).unique()
+            pairs = pairs.with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"))
+            pairs = with_entity_ids(pairs, "entity_type", "normalized_name", "entity_id")
+            for t, nm, norm, eid in pairs.select("entity_type", "name", "normalized_name", "entity_id").iter_rows():
+                lookup[(t, nm)] = (norm, eid)
+
+        mention_counts = [0] * n
+        relation_counts = [0] * n
+        resolved = [lookup[key] for key in zip(m_type, m_name)]
+        m_ids: list[str | None] = [eid if norm else None for norm, eid in resolved]
+        keep = [k for k, eid in enumerate(m_ids) if eid is not None]  # empty name after normalisation
+        if len(keep) == len(m_ids):
+            keep_all = True
+        else:
+            keep_all = False
+        for k in keep:
+            mention_counts[m_pos[k]] += 1
+
+        def pick(values: list) -> list:
+            return values if keep_all else [values[k] for k in keep]
+
+        k_pos = pick(m_pos)
+        k_start = pick(m_start)
+        k_ids = pick(m_ids)
+        k_cids = [chunk_ids[p] for p in k_pos]
+        out_m: dict[str, list] = {
+            "mention_id": [
+                "mention_" + stable_hash(str(c), str(st), e) for c, st, e in zip(k_cids, k_start, k_ids)
+            ],
+            "chunk_id": k_cids,
+            "document_id": [doc_ids[p] for p in k_pos],
+            "entity_id": k_ids,
+            "name": pick(m_name),
+            "normalized_name": [norm for norm, _ in pick(resolved)],
+            "entity_type": pick(m_type),
+            "description": pick(m_desc),
+            "char_start": k_start,
+            "char_end": pick(m_end),
+            "confidence": pick(m_conf),
+        }
+
+        out_r: dict[str, list] = {k: [] for k in (
+            "relation_id", "chunk_id", "document_id", "source_id", "target_id", "source_name",
+            "target_name", "relation_type", "keywords", "description", "strength",
+        )}
+        seen_rel: set[str] = set()
+        for pos, i, j, rtype, kw, desc, strength in rel_cands:
+            src, tgt = m_ids[i], m_ids[j]
+            if src is None or tgt is None or src == tgt:
+                continue
+            cid = chunk_ids[pos]
+            rid = "relation_" + stable_hash(str(cid), src, tgt, rtype)
+            if rid in seen_rel:
+                continue
+            seen_rel.add(rid)
+            relation_counts[pos] += 1
+            out_r["relation_id"].append(rid)
+            out_r["chunk_id"].append(cid)
+            out_r["document_id"].append(doc_ids[pos])
+            out_r["source_id"].append(src)
+            out_r["target_id"].append(tgt)
+            out_r["source_name"].append(m_name[i])
+            out_r["target_name"].append(m_name[j])
+            out_r["relation_type"].append(rtype)
+            out_r["keywords"].append(kw)
+            out_r["description"].append(desc)
+            out_r["strength"].append(strength)
+
+        mentions_df = pl.DataFrame(out_m, schema={k: schemas.ENTITY_MENTIONS[k] for k in out_m})
+        mentions_df = mentions_df.with_columns(
+            pl.lit(0, pl.Int32).alias("gleaning_pass"),
+            pl.lit(self.name).alias("extractor"),
+            pl.lit(self.version).alias("extractor_version"),
+        )
+        relations_df = pl.DataFrame(out_r, schema={k: schemas.LOCAL_RELATIONS[k] for k in out_r})
+        relations_df = relations_df.with_columns(
+            pl.lit(0, pl.Int32).alias("gleaning_pass"),
+            pl.lit(self.name).alias("extractor"),
+            pl.lit(self.version).alias("extractor_version"),
+        )
+        status_df = pl.DataFrame(
+            {
+                "chunk_id": chunk_ids,
+                "document_id": doc_ids,
+                "chunk_hash": hashes,
+                "status": ["error" if p in errors else "ok" for p in range(n)],
+                "error": [errors.get(p) for p in range(n)],
+                "mention_count": mention_counts,
+                "relation_count": relation_counts,
+            },
+            schema={
+                "chunk_id": pl.String,
+                "document_id": pl.String,
+                "chunk_hash": pl.String,
+                "status": pl.String,
+                "error": pl.String,
+                "mention_count": pl.Int32,
+                "relation_count": pl.Int32,
+            },
+        ).with_columns(
+            pl.lit(self.name).alias("extractor"),
+            pl.lit(self.version).alias("extractor_version"),
+            pl.lit(now, schemas.TS).alias("extracted_at"),
+        )
+        return ExtractionResult(
+            schemas.conform(mentions_df, schemas.ENTITY_MENTIONS),
+            schemas.conform(relations_df, schemas.LOCAL_RELATIONS),
+            schemas.conform(status_df, schemas.CHUNK_EXTRACTIONS),
+        )
+
+    # --- one chunk ---------------------------------------------------------------------------------
+    def _extract_text(self, text: object) -> tuple[list[tuple], list[tuple]]:
+        """Mentions (start, end, name, type, conf, description) and relation candidates for one text.
+
+        Relation candidates are (source idx, target idx, type, keywords, description, strength) with
+        indices into the returned mention list.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"chunk text must be a string, got {type(text).__name__}")
+        if not text.strip():
+            return [], []
+        sentences = split_sentences(text)
+        if not sentences:
+            return [], []
+        sent_starts = [s for s, _ in sentences]
+        spans = self._spans(text, sentences, sent_starts)
+        if not spans:
+            return [], []
+        self._resolve_in_chunk(text, spans)
+
+        desc_cache: dict[int, str] = {}
+
+        def sentence_text(idx: int) -> str:
+            d = desc_cache.get(idx)
+            if d is None:
+                s, e = sentences[idx]
+                d = " ".join(text[s:e].split())[:MAX_DESCRIPTION]
+                desc_cache[idx] = d
+            return d
+
+        mentions = [(sp.start, sp.end, sp.name, sp.etype, sp.conf, sentence_text(sp.sent)) for sp in spans]
+        relations = self._relations(text, spans, sentence_text)
+        return mentions, relations
+
+    def _decompose(self, group: str) -> tuple[tuple, ...]:
+        """Split one capitalised-span match into name sub-spans (cached: surface strings repeat a lot).
+
+        Each sub-span is (rel_start, rel_end, words, honorific, year, prev1, prev2, first_in_match,
+        has_of, base_type) with offsets relative to the match and base_type the context-free type cue
+        (None when only the words around the match can decide).
+        """
+        cached = self._decomp_cache.get(group)
+        if cached is not None:
+            return cached
+        # tokens are separated by exactly one blank character, so a plain split keeps exact offsets
+        toks: list[tuple[int, int, str]] = []
+        pos = 0
+        for w in group.replace("\t", " ").replace("\u00a0", " ").split(" "):
+            toks.append((pos, pos + len(w), w))
+            pos += len(w) + 1
+        cur: list[tuple[int, int, str]] = []
+        pending: list[str] = []
+        honor_pending = False
+        cur_honor = False
+        cur_has_of = False
+        prev_word: str | None = None  # lowercase previous token inside the match
+        prev_prev: str | None = None
+        cur_prev: tuple[str | None, str | None] = (None, None)
+        cur_first = False
+        year = False
+        subs: list[tuple[list, bool, bool, tuple, bool, bool]] = []
+
+        def flush() -> None:
+            nonlocal cur, year, cur_has_of
+            if cur:
+                subs.append((cur, cur_honor, year, cur_prev, cur_first, cur_has_of))
+            cur = []
+            year = False
+            cur_has_of = False
+
+        for ti, (ts, te, w) in enumerate(toks):
+            lw = w.lower()
+            if lw in CONNECTORS and not w[0].isupper():
+                if cur:
+                    pending.append(lw)
+                else:
+                    honor_pending = False
+                prev_prev, prev_word = prev_word, lw
+                continue
+            if w.isdigit():  # trailing year
+                if cur and not pending:
+                    cur.append((ts, te, w))
+                    year = True
+                flush()
+                pending = []
+                prev_prev, prev_word = prev_word, lw
+                continue
+            key = lw.rstrip(".")
+            if key in TITLES_ANYWHERE or (key in HONORIFICS and not cur):
+                flush()
+                pending = []
+                honor_pending = ti + 1 < len(toks) and toks[ti + 1][2][0].isupper()
+                prev_prev, prev_word = prev_word, lw
+                continue
+            if lw in STOPWORDS and not (w.isupper() and len(w) > 1):
+                flush()
+                pending = []
+                honor_pending = False
+                prev_prev, prev_word = prev_word, lw
+                continue
+            # possessive / trailing apostrophe
+            possessive = False
+            if lw.endswith(("'s", "’s")) and len(w) > 2:
+                te -= 2
+                w = w[:-2]
+                possessive = True
+            while w and w[-1] in "'’":
+                te -= 1
+                w = w[:-1]
+                possessive = True
+            if not w:
+                flush()
+                pending = []
+                continue
+            if cur and pending:
+                if self._keep_connector(cur, pending, w, cur_has_of):
+                    if pending[0] in ("of", "for", "on"):
+                        cur_has_of = True
+                else:
+                    flush()
+            pending = []
+            if not cur:
+                cur_honor = honor_pending
+                cur_prev = (prev_word, prev_prev)
+                cur_first = ti == 0
+                honor_pending = False
+            cur.append((ts, te, w))
+            prev_prev, prev_word = prev_word, lw
+            if possessive:
+                flush()
+        flush()
+
+        out = []
+        for toks_, honor, has_year, (p1, p2), first_in_match, has_of in subs:
+            start = toks_[0][0]
+            end = toks_[-1][1]
+            name = group[start:end]
+            if len(name) < 2 or name.isdigit():
+                continue
+            name_toks = toks_[:-1] if has_year else toks_
+            words = tuple(_key(t[2]) for t in name_toks if t[2] not in CONNECTORS)
+            if not words or all(wd in MONTHS for wd in words):
+                continue
+            base = self._own_type(name, words, honor, has_year, has_of)
+            out.append((start, end, words, honor, has_year, p1, p2, first_in_match, has_of, base))
+        result = tuple(out)
+        if len(self._decomp_cache) >= _CACHE_LIMIT:
+            self._decomp_cache.clear()
+        self._decomp_cache[group] = result
+        return result
+
+    def _spans(self, text: str, sentences: list[tuple[int, int]], sent_starts: list[int]) -> list[_Span]:
+        spans: list[_Span] = []
+        for m in _SPAN_RE.finditer(text):
+            ms = m.start()
+            for rs, re_, words, honor, has_year, p1, p2, first_in_match, has_of, base in self._decompose(m.group()):
+                start = ms + rs
+                end = ms + re_
+                sp = _Span()
+                sp.start, sp.end, sp.name = start, end, text[start:end]
+                sp.words = words
+                sp.honor = honor
+                sp.year = has_year
+                sp.has_conn = has_of
+                sent = bisect_right(sent_starts, start) - 1
+                if sent < 0:
+                    sent = 0
+                sp.sent = sent
+                if first_in_match:
+                    ss = sentences[sent][0]
+                    before = text[max(ss, start - 40):start]
+                    if not before:
+                        p1 = p2 = None
+                    elif not before[-1].isspace():
+                        p1, p2 = before[-1], None  # glued to punctuation, e.g. "(QDL" or "“Boston"
+                    else:
+                        parts = before.split()
+                        p1 = parts[-1].lower() if parts else None
+                        p2 = parts[-2].lower() if len(parts) > 1 else None
+                    sp.initial = _HAS_WORD_RE.search(text, ss, start) is None
+                sp.prev1, sp.prev2 = p1, p2
+                # attributive use: "the AI team", "Boston-based"
+                if text[end:end + 1] == "-" and text[end + 1:end + 2].islower():
+                    sp.modifier = True
+                elif p1 in DETERMINERS:
+                    nm = _NEXT_WORD_RE.match(text, end)
+                    if nm is not None:
+                        nw = nm.group(1)
+                        if (
+                            nw not in FUNCTION_WORDS
+                            and nw not in VERB_FORMS
+                            and nw not in _REPORTING
+                            and not (len(nw) >= 5 and nw.endswith("ed"))
+                        ):
+                            sp.modifier = True
+                if base is not None:
+                    sp.etype, sp.conf, sp.cue = base
+                elif p1 in PLACE_PREPOSITIONS and p2 not in NOT_PLACE_BEFORE_PREP:
+                    sp.etype, sp.conf, sp.cue = "LOCATION", CONF_PREPOSITION, "preposition"
+                else:
+                    sp.etype, sp.conf, sp.cue = "OTHER", CONF_FALLBACK, "fallback"
+                spans.append(sp)
+        return spans
+
+    def _keep_connector(self, cur: list, pending: list[str], right: str, has_of: bool) -> bool:
+        first = pending[0]
+        if first in PARTICLES or first == "&":
+            return True
+        last = _key(cur[-1][2])
+        if first in ("of", "for", "on"):
+            if last in HEAD_TYPES:
+                return True
+            return first == "of" and len(cur) == 1 and last not in GIVEN_NAMES and _key(right) not in self._gazetteer
+        if first == "and":
+            return has_of and _key(right) not in self._gazetteer
+        return False
+
+    def _own_type(
+        self, name: str, words: tuple[str, ...], honor: bool, year: bool, has_of: bool
+    ) -> tuple[str, float, str] | None:
+        """Rules 1-6 of the module docstring; None leaves it to the preposition cue or the fallback."""
+        head = None
+        if len(words) >= 2:
+            for wd in reversed(words):
+                ht = HEAD_TYPES.get(wd)
+                if ht is not None:
+                    head = ht
+                    break
+        if honor:
+            if head is not None and head[0] == "ORGANIZATION":
+                return head[0], head[1], "head"
+            return "PERSON", CONF_HONORIFIC, "honorific"
+        g = self._gazetteer.get(_key(name))
+        if g is not None:
+            return g, CONF_GAZETTEER, "gazetteer"
+        if head is not None:
+            return head[0], head[1], "head"
+        if 2 <= len(words) <= 4 and words[0] in GIVEN_NAMES and not has_of and not year:
+            return "PERSON", CONF_GIVEN_NAME, "given_name"
+        if len(words) == 1 and words[0] in GIVEN_NAMES:
+            return "PERSON", CONF_SINGLE_GIVEN, "given_name"
+        if year:
+            return "EVENT", CONF_YEAR_EVENT, "year"
+        return None
+
+    def _resolve_in_chunk(self, text: str, spans: list[_Span]) -> None:
+        # acronym in parentheses right after a span takes that span's type
+        for k in range(1, len(spans)):
+            sp = spans[k]
+            w = sp.name
+            if (
+                len(sp.words) == 1
+                and w.isupper()
+                and text[sp.start - 1:sp.start] == "("
+                and text[sp.end:sp.end + 1] == ")"
+            ):
+                prev = spans[k - 1]
+                if not text[prev.end:sp.start - 1].strip():
+                    sp.modifier = True  # an alias of the span before it, not a relation endpoint there
+                    if sp.conf < STRONG:
+                        sp.etype, sp.conf, sp.cue = prev.etype, max(prev.conf, CONF_CHUNK_CONTEXT), "acronym"
+        # same exact name typed strongly elsewhere in the chunk
+        strong: dict[str, tuple[str, float]] = {}
+        for sp in spans:
+            if sp.conf >= STRONG:
+                cur = strong.get(sp.name)
+                if cur is None or sp.conf > cur[1]:
+                    strong[sp.name] = (sp.etype, sp.conf)
+        person_last: dict[str, int] = {}  # last word of a PERSON span -> first offset seen
+        for sp in spans:
+            if sp.conf < STRONG:
+                hit = strong.get(sp.name)
+                if hit is not None:
+                    sp.etype, sp.conf, sp.cue = hit[0], CONF_CHUNK_CONTEXT, "same_name"
+            if sp.etype == "PERSON" and len(sp.words) >= 2:
+                last = sp.name.rsplit(None, 1)[-1]
+                person_last.setdefault(last, sp.start)
+        if person_last:
+            for sp in spans:
+                if (
+                    len(sp.words) == 1
+                    and sp.cue not in ("honorific", "acronym")
+                    and sp.etype != "PERSON"
+                    and person_last.get(sp.name, sp.start) < sp.start
+                ):
+                    sp.etype, sp.conf, sp.cue = "PERSON", CONF_CHUNK_CONTEXT, "surname"
+        # sentence-initial single words with no cue need support elsewhere in the chunk
+        if any(sp.initial and sp.cue == "fallback" and len(sp.words) == 1 for sp in spans):
+            mid = {sp.name for sp in spans if not sp.initial}
+            spans[:] = [
+                sp
+                for sp in spans
+                if not (sp.initial and sp.cue == "fallback" and len(sp.words) == 1 and sp.name not in mid)
+            ]
+        allowed = self._allowed
+        if any(sp.etype not in allowed for sp in spans):
+            keep = []
+            for sp in spans:
+                if sp.etype not in allowed:
+                    if "OTHER" not in allowed:
+                        continue
+                    sp.etype = "OTHER"
+                keep.append(sp)
+            spans[:] = keep
+
+    @staticmethod
+    def _relations(text: str, spans: list[_Span], sentence_text) -> list[tuple]:
+        out: list[tuple] = []
+        k = 0
+        n = len(spans)
+        while k < n:
+            sent = spans[k].sent
+            endpoints: list[int] = []
+            while k < n and spans[k].sent == sent:
+                if not spans[k].modifier:
+                    endpoints.append(k)
+                k += 1
+            pairs = 0
+            for a, b in zip(endpoints, endpoints[1:]):
+                if pairs >= MAX_PAIRS_PER_SENTENCE:
+                    break
+                sa, sb = spans[a], spans[b]
+                if sa.etype == sb.etype and sa.name == sb.name:
+                    continue
+                words = _WORD_RE.findall(text, sa.end, sb.start)
+                rtype = None
+                if len(words) <= MAX_VERB_GAP:
+                    for i, w in enumerate(words):
+                        if w[0].isupper():
+                            continue
+                        lw = w.lower()
+                        if lw in FUNCTION_WORDS:
+                            continue
+                        if (
+                            lw in VERB_FORMS
+                            or (len(lw) >= 5 and lw.endswith("ed") and lw not in _NOT_VERBS_ED)
+                            or (lw in _VERB_BASES and i > 0 and words[i - 1].lower() in _BASE_AFTER)
+                        ):
+                            rtype = lw
+                            if i + 1 < len(words) and words[i + 1].lower() in RELATION_PREPOSITIONS:
+                                rtype += "_" + words[i + 1].lower()
+                            break
+                kws = [
+                    lw for lw in (w.lower() for w in words) if lw not in FUNCTION_WORDS and lw not in HONORIFICS
+                ][:MAX_KEYWORDS]
+                keywords = " ".join(kws) if kws else None
+                if rtype is None:
+                    relation_type, strength = "RELATED_TO", STRENGTH_COOCCURRENCE
+                else:
+                    relation_type = _UPPER_SNAKE_RE.sub("_", rtype).strip("_").upper()
+                    strength = STRENGTH_VERB
+                out.append((a, b, relation_type, keywords, sentence_text(sent), strength))
+                pairs += 1
+        return out
+

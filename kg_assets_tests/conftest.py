@@ -1,0 +1,67 @@
+"""Shared fixtures: a private copy of the sample inbox, a DuckDB file and a real Dagster test instance."""
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from kg_assets.defs.partitions import documents_partitions, range_tags
+from kg_assets.storage.warehouse import Warehouse
+
+SAMPLE_INBOX = Path(__file__).resolve().parents[1] / "data" / "inbox"
+
+
+@dataclass
+class Project:
+    inbox: Path
+    warehouse: Warehouse
+    instance: dg.DagsterInstance
+    defs: dg.Definitions
+
+    def register_inbox(self) -> list[str]:
+        from kg_assets.core.documents import scan_inbox
+
+        keys = sorted(scan_inbox(self.inbox))
+        known = set(self.instance.get_dynamic_partitions(documents_partitions.name))
+        self.instance.add_dynamic_partitions(documents_partitions.name, [k for k in keys if k not in known])
+        return list(self.instance.get_dynamic_partitions(documents_partitions.name))
+
+    def execute(self, job: str = "kg_pipeline", tags=None, asset_selection=None, keys=None):
+        if keys is not None:
+            tags = range_tags(keys[0], keys[-1])
+        return self.defs.resolve_job_def(job).execute_in_process(
+            instance=self.instance, tags=tags or {}, asset_selection=asset_selection, raise_on_error=False
+        )
+
+    def run_all(self):
+        keys = self.register_inbox()
+        return self.execute(keys=keys)
+
+    def apply_sensor_result(self, result: dg.SensorResult) -> None:
+        """What the sensor daemon does with a result: partition requests first, then the runs."""
+        for request in result.dynamic_partitions_requests or []:
+            if isinstance(request, dg.AddDynamicPartitionsRequest):
+                self.instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+            else:
+                for key in request.partition_keys:
+                    self.instance.delete_dynamic_partition(request.partitions_def_name, key)
+
+    def sql(self, query: str, **params):
+        return self.warehouse.query(query, params or None)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    inbox = tmp_path / "inbox"
+    shutil.copytree(SAMPLE_INBOX, inbox)
+    db = tmp_path / "warehouse.duckdb"
+    monkeypatch.setenv("KG_INBOX", str(inbox))
+    monkeypatch.setenv("KG_DUCKDB_PATH", str(db))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    from kg_assets.definitions import build_definitions
+
+    with dg.instance_for_test() as instance:
+        yield Project(inbox=inbox, warehouse=Warehouse(db), instance=instance, defs=build_definitions())

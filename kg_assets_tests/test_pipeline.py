@@ -1,0 +1,103 @@
+"""The real Definitions, end to end on the sample corpus, in a real Dagster test instance."""
+
+import dagster as dg
+import polars as pl
+
+from kg_assets.definitions import defs as module_defs
+
+TABLES = ("documents", "chunks", "entity_mentions", "local_relations", "entities", "graph_nodes", "graph_edges")
+
+
+def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
+    graph = module_defs.resolve_asset_graph()
+    keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
+    assert {"documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "knowledge_graph"} <= keys
+    assert len(list(graph.asset_check_keys)) == 8
+    assert module_defs.resolve_job_def("kg_pipeline") is not None
+    assert module_defs.resolve_schedule_def("nightly_refresh").cron_schedule == "0 2 * * *"
+    assert module_defs.resolve_sensor_def("inbox_sensor") and module_defs.resolve_sensor_def("kg_automation")
+    # Every DuckDB-writing step shares one pool; partitioned steps batch partitions into one run.
+    for key in ("documents", "chunks", "entity_mentions", "linked_entities", "knowledge_graph"):
+        assets_def = module_defs.resolve_assets_def(key)
+        assert assets_def.op.pool == "duckdb", key
+        if assets_def.partitions_def is not None:
+            assert assets_def.backfill_policy == dg.BackfillPolicy.single_run(), key
+
+
+def test_the_whole_pipeline_builds_a_graph_from_the_sample_corpus(project):
+    result = project.run_all()
+    assert result.success
+    counts = project.warehouse.counts()
+    for table in TABLES:
+        assert counts[table] > 0, table
+    assert counts["documents"] == 18
+    checks = result.get_asset_check_evaluations()
+    assert len(checks) == 8 and all(c.passed for c in checks)
+    chen = project.sql("SELECT entity_type, mention_count FROM kg.entities WHERE name = 'Sarah Chen' AND valid_until IS NULL")
+    assert chen.rows() and chen["entity_type"][0] == "PERSON" and chen["mention_count"][0] >= 5
+    # every graph fact traces back to chunks and documents
+    trace = project.sql("""
+        SELECT count(*) AS n FROM kg.graph_edges e, unnest(e.source_chunk_ids) AS u(chunk_id)
+        JOIN kg.chunks c ON c.chunk_id = u.chunk_id JOIN kg.documents d ON d.document_id = c.document_id
+        WHERE e.valid_until IS NULL AND d.valid_until IS NULL""")
+    assert trace["n"][0] >= counts["graph_edges"]
+    # metadata says which extractor ran, in the event log
+    mat = project.instance.get_latest_materialization_event(dg.AssetKey("entity_mentions"))
+    assert "heuristic" in mat.asset_materialization.metadata["engine"].value
+    assert "no LLM configured" in mat.asset_materialization.metadata["engine"].value
+
+
+def test_a_second_run_reuses_every_chunk_and_changes_no_current_row(project):
+    assert project.run_all().success
+    before = {t: project.sql(f"SELECT * EXCLUDE (valid_from, valid_until) FROM kg.{t} WHERE valid_until IS NULL ORDER BY ALL")
+              for t in ("entities", "graph_edges")}
+    mentions = project.sql("SELECT * FROM kg.entity_mentions ORDER BY mention_id")
+    result = project.run_all()
+    assert result.success
+    mat = [m for m in result.get_asset_materialization_events() if m.asset_key.to_user_string() == "entity_mentions"][0]
+    assert mat.materialization.metadata["chunks_extracted"].value == 0
+    assert project.sql("SELECT * FROM kg.entity_mentions ORDER BY mention_id").equals(mentions)
+    for table, frame in before.items():
+        after = project.sql(f"SELECT * EXCLUDE (valid_from, valid_until) FROM kg.{table} WHERE valid_until IS NULL ORDER BY ALL")
+        assert after.equals(frame), table
+
+
+def test_a_rerun_redoes_exactly_the_chunks_that_failed(project):
+    assert project.run_all().success
+    failed = project.sql("SELECT chunk_id, document_id FROM kg.chunk_extractions ORDER BY chunk_id LIMIT 2")
+    ids = failed["chunk_id"].to_list()
+    expected = project.sql("SELECT * FROM kg.entity_mentions WHERE chunk_id IN (SELECT unnest($ids)) ORDER BY mention_id", ids=ids)
+    with project.warehouse.transaction() as con:  # as a timeout or a bad LLM answer would have left them
+        con.execute("UPDATE kg.chunk_extractions SET status = 'error', error = 'timeout' WHERE chunk_id IN (SELECT unnest($ids))", {"ids": ids})
+        con.execute("DELETE FROM kg.entity_mentions WHERE chunk_id IN (SELECT unnest($ids))", {"ids": ids})
+    result = project.run_all()
+    mat = [m for m in result.get_asset_materialization_events() if m.asset_key.to_user_string() == "entity_mentions"][0]
+    assert mat.materialization.metadata["chunks_extracted"].value == 2
+    assert project.sql("SELECT count(*) AS n FROM kg.chunk_extractions WHERE status <> 'ok'")["n"][0] == 0
+    restored = project.sql("SELECT * FROM kg.entity_mentions WHERE chunk_id IN (SELECT unnest($ids)) ORDER BY mention_id", ids=ids)
+    assert restored.equals(expected)
+
+
+def test_bad_documents_are_recorded_and_the_rest_of_the_run_goes_on(project, monkeypatch):
+    (project.inbox / "bad").mkdir()
+    (project.inbox / "bad" / "empty.txt").write_bytes(b"")
+    (project.inbox / "bad" / "binary.md").write_bytes(b"\x00\xff\x10" * 500)
+    (project.inbox / "bad" / "undecodable.txt").write_bytes(bytes(range(0x80, 0x100)) * 8)
+    (project.inbox / "bad" / "broken.pdf").write_bytes(b"%PDF-1.7 truncated")
+    (project.inbox / "bad" / "unclosed.html").write_text("<script>" * 5000 + "<p>Ada Lovelace visited Paris.</p>")
+    (project.inbox / "bad" / "nested.html").write_text("<div>" * 20000 + "<p>Ada Lovelace visited Paris.</p>")
+    result = project.run_all()
+    assert result.success
+    docs = project.sql("SELECT document_id, status, error FROM kg.documents WHERE valid_until IS NULL")
+    errors = dict(docs.filter(pl.col("status") == "error").select("document_id", "error").iter_rows())
+    assert set(errors) == {"bad/empty.txt", "bad/binary.md", "bad/undecodable.txt", "bad/broken.pdf", "bad/unclosed.html"}
+    assert "no text" in errors["bad/unclosed.html"]
+    assert "empty document" in errors["bad/empty.txt"] and "binary" in errors["bad/binary.md"]
+    assert docs.filter(pl.col("status") == "ok").height == 19
+    assert project.sql("SELECT count(DISTINCT document_id) AS n FROM kg.chunks")["n"][0] == 19
+    # fixing a file makes the next run pick it up
+    (project.inbox / "bad" / "empty.txt").write_text("Grace Hopper joined the Harvard Computation Lab in Cambridge.")
+    assert project.run_all().success
+    fixed = project.sql("SELECT status FROM kg.documents WHERE document_id = 'bad/empty.txt' AND valid_until IS NULL")
+    assert fixed["status"].to_list() == ["ok"]
+    assert project.sql("SELECT count(*) AS n FROM kg.entity_mentions WHERE name = 'Grace Hopper'")["n"][0] == 1

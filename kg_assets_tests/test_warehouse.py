@@ -1,0 +1,95 @@
+import duckdb
+import polars as pl
+import pytest
+
+from kg_assets.core import schemas
+from kg_assets.storage.warehouse import Warehouse
+
+
+@pytest.fixture
+def wh(tmp_path):
+    return Warehouse(tmp_path / "warehouse.duckdb")
+
+
+def _chunks(doc: str, n: int, tag: str = "") -> pl.DataFrame:
+    return pl.DataFrame({
+        "chunk_id": [f"{doc}-{i}{tag}" for i in range(n)],
+        "document_id": [doc] * n,
+        "chunk_index": list(range(n)),
+        "text": [f"text {i}{tag}" for i in range(n)],
+    })
+
+
+def test_schema_kg_holds_every_contract_table(wh):
+    with wh.connect() as con:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema='kg'").fetchall()}
+    assert tables == set(schemas.TABLES)
+
+
+def test_partition_write_replaces_only_its_documents(wh):
+    wh.replace_partitions({"chunks": pl.concat([_chunks("a", 3), _chunks("b", 2)])}, ["a", "b"])
+    wh.replace_partitions({"chunks": _chunks("a", 1, "v2")}, ["a"])
+    rows = wh.query("SELECT chunk_id FROM kg.chunks ORDER BY 1")["chunk_id"].to_list()
+    assert rows == ["a-0v2", "b-0", "b-1"]
+
+
+def test_inserts_go_by_column_name_not_position(wh):
+    frame = _chunks("a", 2)
+    wh.replace_partitions({"chunks": frame.select(list(reversed(frame.columns)))}, ["a"])
+    out = wh.query("SELECT chunk_id, text, chunk_index FROM kg.chunks ORDER BY chunk_index")
+    assert out.rows() == [("a-0", "text 0", 0), ("a-1", "text 1", 1)]
+
+
+def test_a_failed_write_rolls_back_and_releases_the_file(wh):
+    wh.replace_partitions({"chunks": _chunks("a", 3)}, ["a"])
+    with pytest.raises(duckdb.CatalogException):
+        # chunks are deleted and re-inserted first; the failing second table must undo that too
+        wh.replace_partitions({"chunks": _chunks("a", 1, "new"), "no_such_table": _chunks("a", 1)}, ["a"])
+    assert wh.query("SELECT chunk_id FROM kg.chunks ORDER BY 1")["chunk_id"].to_list() == ["a-0", "a-1", "a-2"]
+    # the connection was closed: another (read-write) connection can open the file at once
+    duckdb.connect(wh.path).close()
+
+
+def test_documents_are_versioned_by_content_hash(wh):
+    docs = pl.DataFrame({"document_id": ["x", "y"], "content_hash": ["h1", "h2"], "status": ["ok", "ok"]})
+    assert wh.upsert_documents(docs).height == 2
+    assert wh.upsert_documents(docs).height == 0, "unchanged documents are not new versions"
+    changed = wh.upsert_documents(docs.with_columns(pl.lit("h3").alias("content_hash")).head(1))
+    assert changed["document_id"].to_list() == ["x"]
+    history = wh.query("SELECT document_id, content_hash, valid_until IS NULL AS current FROM kg.documents ORDER BY 1, 2")
+    assert history.rows() == [("x", "h1", False), ("x", "h3", True), ("y", "h2", True)]
+
+
+def test_retiring_a_document_removes_its_rows_everywhere_and_closes_it(wh):
+    docs = pl.DataFrame({"document_id": ["a", "b"], "content_hash": ["1", "2"], "status": ["ok", "ok"]})
+    wh.upsert_documents(docs)
+    mentions = pl.DataFrame({"mention_id": ["m1", "m2"], "document_id": ["a", "b"], "chunk_id": ["a-0", "b-0"]})
+    wh.replace_partitions({"chunks": pl.concat([_chunks("a", 1), _chunks("b", 1)]), "entity_mentions": mentions}, ["a", "b"])
+    assert wh.retire_documents(["b"]) == ["a"]
+    assert wh.query("SELECT document_id FROM kg.chunks")["document_id"].to_list() == ["b"]
+    assert wh.query("SELECT document_id FROM kg.entity_mentions")["document_id"].to_list() == ["b"]
+    assert wh.query("SELECT status FROM kg.documents WHERE document_id = 'a'")["status"].to_list() == ["deleted"]
+    assert wh.retire_documents(["b"]) == []
+
+
+def test_replace_current_keeps_history_and_original_valid_from(wh):
+    e = pl.DataFrame({"entity_id": ["a", "b"], "name": ["A", "B"], "mention_count": [1, 1]})
+    wh.replace_current({"entities": (["entity_id"], e)})
+    first = wh.query("SELECT entity_id, valid_from FROM kg.entities ORDER BY 1")
+    stats = wh.replace_current({"entities": (["entity_id"], e.filter(pl.col("entity_id") == "a").with_columns(mention_count=5))})
+    assert stats == {"entities": {"current": 1, "closed": 1}}
+    rows = wh.query("SELECT entity_id, mention_count, valid_from, valid_until IS NULL AS current FROM kg.entities ORDER BY 1")
+    assert rows.select("entity_id", "mention_count", "current").rows() == [("a", 5, True), ("b", 1, False)]
+    assert rows["valid_from"].to_list() == first["valid_from"].to_list()
+    assert wh.duplicate_current_keys("entities", ["entity_id"]).height == 0
+
+
+def test_stale_documents_are_those_with_missing_failed_or_outdated_extractions(wh):
+    docs = pl.DataFrame({"document_id": ["a", "b", "c", "d"], "content_hash": list("1234"), "status": ["ok"] * 3 + ["error"]})
+    wh.upsert_documents(docs)
+    chunks = pl.concat([_chunks("a", 1), _chunks("b", 1), _chunks("c", 1)]).with_columns(chunker_version=pl.lit("chunker-1"))
+    status = pl.DataFrame({"chunk_id": ["a-0", "b-0", "c-0"], "document_id": ["a", "b", "c"],
+                           "status": ["ok", "error", "ok"], "extractor_version": ["v1", "v1", "v0"]})
+    wh.replace_partitions({"chunks": chunks, "chunk_extractions": status}, ["a", "b", "c"])
+    assert wh.stale_documents("v1", "chunker-1") == ["b", "c"]
+    assert wh.stale_documents("v1", "chunker-2") == ["a", "b", "c"]
