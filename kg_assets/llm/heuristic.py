@@ -17,8 +17,8 @@ Mentions
     ``&`` always; ``of``/``for``/``on`` after an organisation/event/place head word (``Bank of America``,
     ``Center for Disease Control``, ``Conference on Machine Learning``) and ``of`` after a single token
     (``Statue of Liberty``); ``and`` only inside a span that already holds ``of``/``for``/``on``
-    (``Ministry of Science and Technology``). A trailing year joins
-    the span (``NeurIPS 2025``). Function words and sentence openers (``The``, ``A``, ``In``, ``This``,
+    (``Ministry of Science and Technology``). A trailing year joins the span (``NeurIPS 2025``).
+    Function words and sentence openers (``The``, ``A``, ``In``, ``This``,
     ``However``, ``He``, ``They`` ...) and weekday names never belong to a span, so a leading ``The`` is
     stripped; spans made only of month names (``March``, ``May 2024``), one-character spans and spans
     whose name normalises to nothing (non-Latin scripts) are dropped. A possessive ``'s`` ends a span and
@@ -43,26 +43,32 @@ Types (first rule that fires; confidence in brackets)
     8. otherwise OTHER [0.4]
     Within one chunk: an ALLCAPS acronym in parentheses right after a span (``Quantum Dynamics Lab
     (QDL)``) takes that span's type (unless it is strongly typed itself) and is not a relation endpoint
-    in that sentence (no relation between a name and its own acronym); a weakly typed mention (confidence < 0.7) whose exact name got a
-    strong type elsewhere in the chunk takes it [0.7]; a single-word mention equal to the last word of an
-    earlier PERSON span (``Chen`` after ``Sarah Chen``) is PERSON [0.7] and keeps its own name. A
-    sentence-initial single word with no cue at all (``Researchers found ...``) is dropped unless the same
-    name also occurs mid-sentence in the chunk. Types outside ``entity_types`` become OTHER (or the
-    mention is dropped when OTHER is not allowed either).
+    in that sentence (no relation between a name and its own acronym); a weakly typed mention
+    (confidence < 0.7) whose exact name got a strong type elsewhere in the chunk takes it [0.7]; a
+    single-word mention equal to the last word of an earlier PERSON span (``Chen`` after ``Sarah Chen``)
+    is PERSON [0.7] and keeps its own name. A sentence-initial single word with no cue at all
+    (``Researchers found ...``) is dropped unless the same name also occurs mid-sentence in the chunk.
+    Types outside ``entity_types`` become OTHER (or the mention is dropped when OTHER is not allowed
+    either).
 
 Relations
     Per sentence, mentions in order of appearance, skipping attributive ones (``the AI team``: after a
     determiner and before a lowercase noun, or before ``-based``-like compounds). Each adjacent pair of
     distinct entities gives one relation, at most 3 per sentence (no cliques). Keywords are the words
-    between the two mentions without function words (up to 5, lowercase). The type is the first
-    verb-like word between them plus a directly following preposition, in UPPER_SNAKE (``leads the AI
-    team at`` -> LEADS, ``works at`` -> WORKS_AT, ``was founded by`` -> FOUNDED_BY) with strength 1.0;
-    without a verb (or when more than 12 words separate them) it is RELATED_TO with strength 0.5
-    (co-occurrence). Direction is textual order (source before target).
+    between the two mentions without function words and titles (up to 5, lowercase). The type is the
+    first verb-like word between them plus a directly following preposition, in UPPER_SNAKE (``leads
+    the AI team at`` -> LEADS, ``works at`` -> WORKS_AT, ``was founded by`` -> FOUNDED_BY) with strength
+    1.0. Verb-like: an inflected form (-s, -ed, -ing, irregular past) of a ~200-verb list, any lowercase
+    word of 5+ letters ending in -ed, or a bare listed verb right after an auxiliary or "to" ("will
+    acquire"); auxiliaries themselves are skipped. Without a verb (or when more than 12 words separate
+    the two) it is RELATED_TO with strength 0.5 (co-occurrence). Direction is textual order (source
+    before target). A pair repeated in a chunk with the same type is one relation (same relation_id).
 
 Known limits
     No coreference beyond the rules above (pronouns are ignored), no lowercase entities (``python``),
-    no nested entities; ``at Acme`` types an unknown organisation as LOCATION; sentence-initial
+    no nested entities; unknown organisations without a head word are OTHER, and ``at Acme`` /
+    ``from Acme`` even reads as LOCATION; people whose given name is not in the list are OTHER unless
+    a title precedes them; sentence-initial
     capitalised common words can leak in when they form multi-word spans; ALL-CAPS headings and title
     case headings produce spurious spans; ``Chen of Northwind`` stays one span; plural nouns ending in -s
     are not read as verbs unless their base form is in the verb list; irregular verbs outside the list
@@ -182,7 +188,9 @@ HEAD_TYPES: dict[str, tuple[str, float]] = {
 PLACE_PREPOSITIONS = _words(
     "in at from near to into across throughout outside inside toward towards around within"
 )
-NOT_PLACE_BEFORE_PREP = _words("according due thanks prior compared close next relative similar listen talk talked")
+NOT_PLACE_BEFORE_PREP = _words(
+    "according due thanks prior compared close next relative similar listen talk talked"
+)
 DETERMINERS = _words("the a an this that these those its his her their our my your whose")
 GIVEN_NAMES = _words(
     """james john robert michael william david richard joseph thomas charles christopher daniel matthew
@@ -444,7 +452,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 class _Span:
     __slots__ = (
-        "start", "end", "name", "words", "honor", "year", "prev1", "prev2", "first_in_match",
+        "start", "end", "name", "words", "honor", "year", "prev1", "prev2",
         "sent", "initial", "modifier", "etype", "conf", "cue", "has_conn",
     )
 
@@ -453,7 +461,6 @@ class _Span:
         self.year = False
         self.prev1: str | None = None
         self.prev2: str | None = None
-        self.first_in_match = False
         self.initial = False
         self.modifier = False
         self.has_conn = False
@@ -499,7 +506,7 @@ class HeuristicExtractor:
         m_type: list[str] = []
         m_conf: list[float] = []
         m_desc: list[str] = []
-        # relation candidates: (chunk pos, source mention idx, target mention idx, type, keywords, desc, strength)
+        # relation candidates: (chunk pos, source idx, target idx, type, keywords, description, strength)
         rel_cands: list[tuple[int, int, int, str, str | None, str, float]] = []
         errors: dict[int, str] = {}
 
@@ -529,18 +536,15 @@ class HeuristicExtractor:
             ).unique()
             pairs = pairs.with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"))
             pairs = with_entity_ids(pairs, "entity_type", "normalized_name", "entity_id")
-            for t, nm, norm, eid in pairs.select("entity_type", "name", "normalized_name", "entity_id").iter_rows():
-                lookup[(t, nm)] = (norm, eid)
+            rows = pairs.select("entity_type", "name", "normalized_name", "entity_id").iter_rows()
+            lookup = {(t, nm): (norm, eid) for t, nm, norm, eid in rows}
 
         mention_counts = [0] * n
         relation_counts = [0] * n
         resolved = [lookup[key] for key in zip(m_type, m_name)]
         m_ids: list[str | None] = [eid if norm else None for norm, eid in resolved]
         keep = [k for k, eid in enumerate(m_ids) if eid is not None]  # empty name after normalisation
-        if len(keep) == len(m_ids):
-            keep_all = True
-        else:
-            keep_all = False
+        keep_all = len(keep) == len(m_ids)
         for k in keep:
             mention_counts[m_pos[k]] += 1
 
@@ -791,7 +795,8 @@ class HeuristicExtractor:
         spans: list[_Span] = []
         for m in _SPAN_RE.finditer(text):
             ms = m.start()
-            for rs, re_, words, honor, has_year, p1, p2, first_in_match, has_of, base in self._decompose(m.group()):
+            for sub in self._decompose(m.group()):
+                rs, re_, words, honor, has_year, p1, p2, first_in_match, has_of, base = sub
                 start = ms + rs
                 end = ms + re_
                 sp = _Span()
@@ -848,7 +853,12 @@ class HeuristicExtractor:
         if first in ("of", "for", "on"):
             if last in HEAD_TYPES:
                 return True
-            return first == "of" and len(cur) == 1 and last not in GIVEN_NAMES and _key(right) not in self._gazetteer
+            return (
+                first == "of"
+                and len(cur) == 1
+                and last not in GIVEN_NAMES
+                and _key(right) not in self._gazetteer
+            )
         if first == "and":
             return has_of and _key(right) not in self._gazetteer
         return False
@@ -978,9 +988,9 @@ class HeuristicExtractor:
                             if i + 1 < len(words) and words[i + 1].lower() in RELATION_PREPOSITIONS:
                                 rtype += "_" + words[i + 1].lower()
                             break
-                kws = [
-                    lw for lw in (w.lower() for w in words) if lw not in FUNCTION_WORDS and lw not in HONORIFICS
-                ][:MAX_KEYWORDS]
+                lowered = [w.lower() for w in words]
+                kws = [lw for lw in lowered if lw not in FUNCTION_WORDS and lw not in HONORIFICS]
+                kws = kws[:MAX_KEYWORDS]
                 keywords = " ".join(kws) if kws else None
                 if rtype is None:
                     relation_type, strength = "RELATED_TO", STRENGTH_COOCCURRENCE
