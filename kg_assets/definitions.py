@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from kg_assets.defs import automation, checks, extraction, graph, ingest
+from kg_assets.defs import automation, checks, dbt, extraction, graph, ingest
 from kg_assets.defs.resources import default_resources
 
 
@@ -14,6 +14,7 @@ def build_definitions() -> dg.Definitions:
         dg.Definitions(assets=[extraction.extraction]),
         dg.Definitions(assets=[graph.linked_entities, graph.knowledge_graph]),
         dg.Definitions(asset_checks=checks.checks),
+        dg.Definitions(assets=[dbt.kg_dbt_models], resources={"dbt": dbt.dbt_resource()}),
         dg.Definitions(
             jobs=[automation.kg_pipeline, automation.consolidation],
             schedules=[automation.nightly_refresh],

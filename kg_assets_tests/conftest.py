@@ -10,6 +10,7 @@ import pytest
 from kg_assets.defs.partitions import documents_partitions, range_tags
 from kg_assets.storage.warehouse import Warehouse
 
+CORE_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "knowledge_graph")
 SAMPLE_INBOX = Path(__file__).resolve().parents[1] / "data" / "inbox"
 
 
@@ -35,9 +36,11 @@ class Project:
             instance=self.instance, tags=tags or {}, asset_selection=asset_selection, raise_on_error=False
         )
 
-    def run_all(self):
+    def run_all(self, with_dbt: bool = False):
+        """The kg_pipeline job over every inbox partition; dbt marts only when asked (they cost seconds)."""
         keys = self.register_inbox()
-        return self.execute(keys=keys)
+        selection = None if with_dbt else [dg.AssetKey(k) for k in CORE_ASSETS]
+        return self.execute(keys=keys, asset_selection=selection)
 
     def apply_sensor_result(self, result: dg.SensorResult) -> None:
         """What the sensor daemon does with a result: partition requests first, then the runs."""
@@ -50,6 +53,28 @@ class Project:
 
     def sql(self, query: str, **params):
         return self.warehouse.query(query, params or None)
+
+
+@pytest.fixture(scope="session")
+def built_warehouse(tmp_path_factory) -> Path:
+    """A warehouse built once from the sample corpus; tests that only read or corrupt it get a copy."""
+    root = tmp_path_factory.mktemp("built")
+    with pytest.MonkeyPatch.context() as mp, dg.instance_for_test() as instance:
+        mp.setenv("KG_INBOX", str(SAMPLE_INBOX))
+        mp.setenv("KG_DUCKDB_PATH", str(root / "warehouse.duckdb"))
+        from kg_assets.definitions import build_definitions
+
+        built = Project(SAMPLE_INBOX, Warehouse(root / "warehouse.duckdb"), instance, build_definitions())
+        assert built.run_all().success
+    return root / "warehouse.duckdb"
+
+
+@pytest.fixture
+def built(project, built_warehouse):
+    """`project` with the sample corpus already built into its warehouse and registered in its instance."""
+    shutil.copy(built_warehouse, project.warehouse.path)
+    project.register_inbox()
+    return project
 
 
 @pytest.fixture

@@ -22,12 +22,6 @@ def test_every_check_has_a_corruption_case():
     assert {next(iter(c.check_specs)).name for c in check_defs.checks} == set(CORRUPTIONS)
 
 
-@pytest.fixture
-def built(project):
-    assert project.run_all().success
-    return project
-
-
 def _run_check(project, name):
     check = next(c for c in check_defs.checks if next(iter(c.check_specs)).name == name)
     job = dg.define_asset_job(f"only_{name}", selection=dg.AssetSelection.checks(check))

@@ -36,7 +36,8 @@ def test_kg_run_builds_the_warehouse_and_prints_a_summary(tmp_path):
     summary = dict(re.findall(r"^\s{2}(documents|chunks|entity_mentions|local_relations|entities|graph_nodes|graph_edges)\s+([\d,]+)$", out, re.M))
     assert set(summary) == {"documents", "chunks", "entity_mentions", "local_relations", "entities", "graph_nodes", "graph_edges"}
     assert "failed documents          1" in out and "broken.txt: empty document" in out
-    assert "checks           8/8 passed" in out
+    passed, total = map(int, re.search(r"checks\s+(\d+)/(\d+) passed", out).groups())
+    assert passed == total >= 8
     with duckdb.connect(str(db), read_only=True) as con:
         for table, shown in summary.items():
             current = " WHERE valid_until IS NULL" if table in {"documents", "entities", "graph_nodes", "graph_edges"} else ""

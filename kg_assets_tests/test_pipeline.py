@@ -12,7 +12,13 @@ def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
     graph = module_defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert {"documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "knowledge_graph"} <= keys
-    assert len(list(graph.asset_check_keys)) == 8
+    check_names = {k.name for k in graph.asset_check_keys}
+    assert {"documents_one_current_row", "mentions_have_chunks", "relation_endpoints_exist", "extraction_health",
+            "entities_one_current_row", "edges_one_current_row", "edges_join_current_nodes"} <= check_names
+    marts = dg.AssetKey(["marts", "entity_connectivity"])
+    assert marts.to_user_string() in keys, "dbt models are assets downstream of the graph"
+    assert graph.get(marts).parent_keys == {dg.AssetKey(["marts", "stg_current_entities"]), dg.AssetKey(["marts", "stg_current_edges"])}
+    assert graph.get(dg.AssetKey(["marts", "stg_current_edges"])).parent_keys == {dg.AssetKey("knowledge_graph")}
     assert module_defs.resolve_job_def("kg_pipeline") is not None
     assert module_defs.resolve_schedule_def("nightly_refresh").cron_schedule == "0 2 * * *"
     assert module_defs.resolve_sensor_def("inbox_sensor") and module_defs.resolve_sensor_def("kg_automation")
@@ -25,14 +31,17 @@ def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
 
 
 def test_the_whole_pipeline_builds_a_graph_from_the_sample_corpus(project):
-    result = project.run_all()
+    result = project.run_all(with_dbt=True)
     assert result.success
     counts = project.warehouse.counts()
     for table in TABLES:
         assert counts[table] > 0, table
     assert counts["documents"] == 18
     checks = result.get_asset_check_evaluations()
-    assert len(checks) == 8 and all(c.passed for c in checks)
+    assert len(checks) >= 8 and all(c.passed for c in checks)
+    # the dbt marts were built on top of the kg schema in the same run
+    top = project.sql("SELECT name, neighbours FROM kg_marts.entity_connectivity ORDER BY neighbours DESC, name LIMIT 5")
+    assert top.height == 5 and top["neighbours"][0] > 0
     chen = project.sql("SELECT entity_type, mention_count FROM kg.entities WHERE name = 'Sarah Chen' AND valid_until IS NULL")
     assert chen.rows() and chen["entity_type"][0] == "PERSON" and chen["mention_count"][0] >= 5
     # every graph fact traces back to chunks and documents
@@ -47,8 +56,8 @@ def test_the_whole_pipeline_builds_a_graph_from_the_sample_corpus(project):
     assert "no LLM configured" in mat.asset_materialization.metadata["engine"].value
 
 
-def test_a_second_run_reuses_every_chunk_and_changes_no_current_row(project):
-    assert project.run_all().success
+def test_a_second_run_reuses_every_chunk_and_changes_no_current_row(built):
+    project = built
     before = {t: project.sql(f"SELECT * EXCLUDE (valid_from, valid_until) FROM kg.{t} WHERE valid_until IS NULL ORDER BY ALL")
               for t in ("entities", "graph_edges")}
     mentions = project.sql("SELECT * FROM kg.entity_mentions ORDER BY mention_id")
@@ -62,8 +71,8 @@ def test_a_second_run_reuses_every_chunk_and_changes_no_current_row(project):
         assert after.equals(frame), table
 
 
-def test_a_rerun_redoes_exactly_the_chunks_that_failed(project):
-    assert project.run_all().success
+def test_a_rerun_redoes_exactly_the_chunks_that_failed(built):
+    project = built
     failed = project.sql("SELECT chunk_id, document_id FROM kg.chunk_extractions ORDER BY chunk_id LIMIT 2")
     ids = failed["chunk_id"].to_list()
     expected = project.sql("SELECT * FROM kg.entity_mentions WHERE chunk_id IN (SELECT unnest($ids)) ORDER BY mention_id", ids=ids)

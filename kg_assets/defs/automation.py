@@ -13,8 +13,8 @@ CONSOLIDATION_ASSETS = ["linked_entities", "knowledge_graph"]
 
 kg_pipeline = dg.define_asset_job(
     "kg_pipeline",
-    selection=dg.AssetSelection.assets(*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS),
-    description="Everything: documents -> chunks -> extraction -> linked entities -> knowledge graph, with checks.",
+    selection=dg.AssetSelection.all(),
+    description="Everything: documents -> chunks -> extraction -> linked entities -> knowledge graph -> dbt marts, with checks.",
 )
 consolidation = dg.define_asset_job("consolidation", selection=dg.AssetSelection.assets(*CONSOLIDATION_ASSETS))
 

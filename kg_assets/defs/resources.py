@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import dagster as dg
 
@@ -57,7 +58,7 @@ def _env_int(name: str, default: int) -> int:
 
 def default_resources() -> dict[str, dg.ConfigurableResource]:
     return {
-        "warehouse": WarehouseResource(db_path=db_path_from_env()),
+        "warehouse": WarehouseResource(db_path=str(Path(db_path_from_env()).resolve())),
         "settings": PipelineSettings(
             inbox_dir=os.environ.get("KG_INBOX", "data/inbox"),
             chunk_tokens=_env_int("KG_CHUNK_TOKENS", 600),
