@@ -77,6 +77,21 @@ LOCAL_RELATIONS = {
     "extractor_version": pl.String,
 }
 
+# Facts about an entity seen in one chunk (employer, role, headquarters ...): the input of temporal attributes.
+ATTRIBUTE_OBSERVATIONS = {
+    "observation_id": pl.String,
+    "chunk_id": pl.String,
+    "document_id": pl.String,
+    "entity_id": pl.String,
+    "entity_name": pl.String,
+    "attr_key": pl.String,
+    "value": pl.String,
+    "confidence": pl.Float64,
+    "gleaning_pass": pl.Int32,
+    "extractor": pl.String,
+    "extractor_version": pl.String,
+}
+
 # One row per chunk and extraction attempt outcome: what makes reruns resume exactly what failed.
 CHUNK_EXTRACTIONS = {
     "chunk_id": pl.String,
@@ -88,7 +103,31 @@ CHUNK_EXTRACTIONS = {
     "error": pl.String,
     "mention_count": pl.Int32,
     "relation_count": pl.Int32,
+    "attribute_count": pl.Int32,
+    "passes": pl.Int32,  # LLM passes made (1 + gleanings actually needed); 0 for the heuristic
+    "bad_lines": pl.Int32,  # output records that could not be parsed
+    "complete": pl.Boolean,  # the model ended its answer properly (terminator seen / valid object)
     "extracted_at": TS,
+}
+
+# One row per LLM request or cache hit: what was asked, what it cost, how it went.
+LLM_CALLS = {
+    "call_id": pl.String,
+    "run_id": pl.String,
+    "chunk_id": pl.String,
+    "document_id": pl.String,
+    "gleaning_pass": pl.Int32,
+    "model": pl.String,
+    "prompt_version": pl.String,
+    "prompt_hash": pl.String,
+    "output_format": pl.String,  # tuple | structured
+    "status": pl.String,  # ok | cache_hit | parse_error | error
+    "error": pl.String,
+    "prompt_tokens": pl.Int64,
+    "completion_tokens": pl.Int64,
+    "latency_ms": pl.Float64,
+    "cost_usd": pl.Float64,
+    "created_at": TS,
 }
 
 ENTITIES = {
@@ -147,7 +186,9 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "chunks": CHUNKS,
     "entity_mentions": ENTITY_MENTIONS,
     "local_relations": LOCAL_RELATIONS,
+    "attribute_observations": ATTRIBUTE_OBSERVATIONS,
     "chunk_extractions": CHUNK_EXTRACTIONS,
+    "llm_calls": LLM_CALLS,
     "entities": ENTITIES,
     "entity_aliases": ENTITY_ALIASES,
     "graph_nodes": GRAPH_NODES,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import polars as pl
@@ -12,11 +12,12 @@ from kg_assets.core import schemas
 
 @dataclass(frozen=True)
 class ExtractionResult:
-    """Frames conforming to ENTITY_MENTIONS, LOCAL_RELATIONS and CHUNK_EXTRACTIONS."""
+    """Frames conforming to ENTITY_MENTIONS, LOCAL_RELATIONS, CHUNK_EXTRACTIONS, ATTRIBUTE_OBSERVATIONS."""
 
     mentions: pl.DataFrame
     relations: pl.DataFrame
     chunk_status: pl.DataFrame
+    attributes: pl.DataFrame = field(default_factory=lambda: schemas.empty(schemas.ATTRIBUTE_OBSERVATIONS))
 
     @classmethod
     def empty(cls) -> ExtractionResult:

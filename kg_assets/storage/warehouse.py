@@ -31,7 +31,9 @@ _DUCK_TYPES = {
 }
 
 # Tables written per document partition; consolidation reads them and prunes retired documents.
-PARTITIONED_TABLES = ("documents", "chunks", "entity_mentions", "local_relations", "chunk_extractions")
+PARTITIONED_TABLES = (
+    "documents", "chunks", "entity_mentions", "local_relations", "attribute_observations", "chunk_extractions",
+)
 
 
 def db_path_from_env() -> str:
@@ -89,8 +91,16 @@ class Warehouse:
     @staticmethod
     def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+        existing = set(con.execute(
+            "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = $s", {"s": SCHEMA}
+        ).fetchall())
+        existing = {row[0] for row in existing}
         for table, schema in schemas.TABLES.items():
             con.execute(_ddl(table, schema))
+            # Columns added to a contract later are added to older warehouses too.
+            for name, dtype in schema.items():
+                if existing and f"{table}.{name}" not in existing and any(e.startswith(f"{table}.") for e in existing):
+                    con.execute(f'ALTER TABLE {SCHEMA}.{table} ADD COLUMN "{name}" {_DUCK_TYPES[dtype]}')
 
     # ---- reads -----------------------------------------------------------------------------
     def query(self, sql: str, params: object = None, read_only: bool = False) -> pl.DataFrame:
