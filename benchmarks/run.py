@@ -73,12 +73,19 @@ def run_kg(inbox: Path, db: Path, home: Path, log: Path, timeout: float | None, 
         try:
             code = proc.wait(timeout=timeout or None)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                code = proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                code = proc.wait()
+            # SIGINT first: `kg` stops with KeyboardInterrupt while GNU time ignores SIGINT, so it still
+            # writes the peak memory report. Then SIGTERM, then SIGKILL.
+            code = None
+            for sig, grace in ((signal.SIGINT, 60), (signal.SIGTERM, 30), (signal.SIGKILL, None)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    pass
+                try:
+                    code = proc.wait(timeout=grace)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
             status = "timeout"
     seconds = time.perf_counter() - started
     if status == "ok" and code != 0:
@@ -151,7 +158,13 @@ def step_timings(run_db: Path | None, started_at: float, ended_at: float) -> dic
         "planned_events": sum(len(v) for (s, k), v in events.items() if k.endswith("_PLANNED")),
         "materialization_events": sum(len(v) for (s, k), v in events.items() if k == "ASSET_MATERIALIZATION"),
     }
-    for step in STEPS:
+    # Asset steps in start order: the known pipeline steps plus any other asset step (e.g. dbt models).
+    started_steps = [(times[0], step) for (step, kind), times in events.items() if kind == "STEP_START"]
+    asset_steps = [step for _, step in sorted(started_steps)
+                   if step in STEPS or (step, "ASSET_MATERIALIZATION") in events
+                   or (step, "ASSET_CHECK_EVALUATION") not in events]
+    out["asset_steps"] = asset_steps
+    for step in asset_steps:
         start = first(step, "STEP_START")
         if start is None:
             continue
@@ -166,7 +179,7 @@ def step_timings(run_db: Path | None, started_at: float, ended_at: float) -> dic
         }
     checks = 0.0
     for (step, kind), times in events.items():
-        if kind == "STEP_START" and step not in STEPS:
+        if kind == "STEP_START" and step not in asset_steps:
             end = first(step, "STEP_SUCCESS") or first(step, "STEP_FAILURE")
             if end:
                 checks += end - times[0]
@@ -230,7 +243,12 @@ def bench_size(size: int, chars: int, seed: int, timeout: float | None, keep: bo
         if run["status"] != "ok":
             print(f"---- tail of {run['log']} ----\n{log_tail(Path(run['log']))}\n----", file=sys.stderr, flush=True)
             break
-    result["counts"] = warehouse_counts(db) if result["first"]["status"] != "timeout" else {}
+    try:
+        counts = warehouse_counts(db)
+    except Exception as exc:  # a killed run may leave the file unreadable; the timings still count
+        counts = {"error": f"{type(exc).__name__}: {exc}"}
+    # After a timeout the tables hold whatever the stopped run wrote: kept apart from the results.
+    result["counts" if result["first"]["status"] != "timeout" else "counts_partial"] = counts
     if not keep:
         shutil.rmtree(work, ignore_errors=True)
     return result
@@ -263,7 +281,9 @@ def markdown(results: list[dict]) -> str:
 def steps_markdown(results: list[dict]) -> str:
     """Seconds per phase, first run / rerun, for each size."""
     phases = [("startup (imports, scan, partitions)", "startup_s"), ("run planning events", "planning_s")]
-    phases += [(f"{s}: compute / events", s) for s in STEPS]
+    steps_seen = [s for r in results for p in ("first", "rerun") if r.get(p)
+                  for s in r[p].get("steps", {}).get("asset_steps", [])]
+    phases += [(f"{s}: compute / events", s) for s in dict.fromkeys([*STEPS, *steps_seen])]
     phases += [("asset checks", "checks_s"), ("after run (counts, exit)", "shutdown_s")]
     cols = [(r["size"], p) for r in results for p in ("first", "rerun") if r.get(p)]
     head = "| phase | " + " | ".join(f"{size:,} {p}" for size, p in cols) + " |\n|---|" + "---:|" * len(cols)

@@ -83,6 +83,122 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if result.success and not failing else 1
 
 
+def _read_inbox(inbox: Path):
+    """Documents of an inbox as a frame, read and parsed exactly as the documents asset does."""
+    import polars as pl
+
+    from kg_assets.core import schemas
+    from kg_assets.core.documents import read_document, scan_inbox
+
+    rows = [read_document(inbox / key, key) for key in scan_inbox(inbox)]
+    return schemas.conform(pl.DataFrame(rows, infer_schema_length=None), schemas.DOCUMENTS) if rows else schemas.empty(schemas.DOCUMENTS)
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    """Dry run: what extracting the inbox with the configured LLM would send, before anything is spent."""
+    _configure_env(args)
+    import polars as pl
+
+    from kg_assets.core.chunking import chunk_documents
+    from kg_assets.core.prompts import build_gleaning_messages, count_message_tokens
+    from kg_assets.defs.resources import default_resources
+    from kg_assets.llm.cache import LLMCache
+
+    resources = default_resources()
+    extractor = resources["extractor"].model_copy(update={"engine": "llm"})
+    if args.model:
+        extractor = extractor.model_copy(update={"model": args.model})
+    engine = extractor.get()
+    s = engine.settings
+    prompt_price = args.prompt_price if args.prompt_price is not None else s.prompt_price_per_1m
+    completion_price = args.completion_price if args.completion_price is not None else s.completion_price_per_1m
+    docs = _read_inbox(Path(os.environ.get("KG_INBOX", "data/inbox")))
+    chunks = chunk_documents(docs, resources["settings"].chunking()).join(
+        docs.select("document_id", "headings"), on="document_id", how="left")
+    rows = list(chunks.iter_rows(named=True))
+    first = [engine.first_pass_messages(r) for r in rows]
+    first_tokens = [count_message_tokens(m) for m in first]
+    # A gleaning request repeats the text and lists what was found (about 12 entities per chunk assumed).
+    found = [("ENTITY NAME", "TYPE")] * 12
+    glean_tokens = [count_message_tokens(build_gleaning_messages(
+        r["text"], fmt=s.output_format, found_entities=found, entity_types=s.entity_types,
+        section_path=r["section_path"], headings=r["headings"] or ())) for r in rows]
+    cached: set[str] = set()
+    if Path(s.cache_path).exists():
+        with LLMCache(s.cache_path) as cache:
+            cached = cache.contains(engine.first_pass_hash(r) for r in rows)
+    todo = [i for i, r in enumerate(rows) if engine.first_pass_hash(r) not in cached]
+    calls = len(todo) * (1 + s.max_gleanings)
+    prompt = sum(first_tokens[i] + s.max_gleanings * glean_tokens[i] for i in todo)
+    chunk_tokens = chunks["token_count"].to_list()
+    completion = int(sum(args.completion_ratio * chunk_tokens[i] * (1 + 0.3 * s.max_gleanings) for i in todo))
+    cost = (prompt * prompt_price + completion * completion_price) / 1e6
+    failed = docs.filter(pl.col("status") == "error").height
+    print(f"kg estimate: {s.model} ({s.output_format} format, {s.max_gleanings} gleaning pass(es) at most)")
+    for label, value in [
+        ("documents", f"{docs.height:,} ({failed:,} unreadable)"),
+        ("chunks", f"{len(rows):,} ({len(rows) - len(todo):,} already cached)"),
+        ("LLM calls", f"{calls:,} at most"),
+        ("prompt tokens", f"{prompt:,}"),
+        ("completion tokens", f"~{completion:,} (estimated at {args.completion_ratio:.2f} x chunk tokens)"),
+        ("prompt tokens / chunk", f"{prompt / len(todo):,.0f}" if todo else "0"),
+        ("estimated cost", f"${cost:,.4f} at ${prompt_price}/1M prompt, ${completion_price}/1M completion tokens"),
+    ]:
+        print(f"  {label:<22} {value}")
+    return 0
+
+
+def cmd_eval_extraction(args: argparse.Namespace) -> int:
+    """Extraction quality on annotated documents (shared/eval format): last line is one JSON object."""
+    _configure_env(args)
+    import json
+
+    import polars as pl
+
+    from kg_assets.core.chunking import chunk_documents
+    from kg_assets.core.evaluation import score_document, summarize
+    from kg_assets.core.linking import ExactIdLinker, apply_redirects
+    from kg_assets.defs.resources import default_resources
+
+    started = time.perf_counter()
+    gold = [json.loads(line) for line in Path(args.docs).read_text().splitlines() if line.strip()]
+    gold = gold[: args.limit] if args.limit else gold
+    resources = default_resources()
+    extractor_resource = resources["extractor"]
+    engine = extractor_resource.get(run_id=f"eval-{int(time.time())}")
+    docs = pl.DataFrame({
+        "document_id": [str(d["doc_id"]) for d in gold], "text": [d["text"] for d in gold], "status": ["ok"] * len(gold),
+        "headings": [[] for _ in gold],
+    })
+    chunks = chunk_documents(docs, resources["settings"].chunking()).join(docs.select("document_id", "headings"), on="document_id")
+    print(f"kg eval extraction: {len(gold)} documents, {chunks.height} chunks, {extractor_resource.describe(engine)}", file=sys.stderr)
+    result = engine.extract(chunks)
+    linker = ExactIdLinker()
+    counts = []
+    for doc in gold:
+        mentions = result.mentions.filter(pl.col("document_id") == str(doc["doc_id"]))
+        redirects = linker.link(mentions)
+        linked = apply_redirects(mentions, redirects, ["entity_id"])
+        entities = linked.group_by("entity_id").agg(pl.col("normalized_name").first(), pl.col("entity_type").first())
+        relations = apply_redirects(result.relations.filter(pl.col("document_id") == str(doc["doc_id"])), redirects,
+                                    ["source_id", "target_id"])
+        counts.append(score_document(doc, entities, relations))
+    calls = result.calls.filter(pl.col("status") != "cache_hit")
+    summary = {
+        **summarize(counts),
+        "documents": len(gold),
+        "extractor": engine.name,
+        "extractor_version": engine.version,
+        "llm_calls": calls.height,
+        "cache_hits": result.calls.height - calls.height,
+        "prompt_tokens": int(calls["prompt_tokens"].sum() or 0),
+        "completion_tokens": int(calls["completion_tokens"].sum() or 0),
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    print(json.dumps(summary))
+    return 0
+
+
 def cmd_sql(args: argparse.Namespace) -> int:
     _configure_env(args)
     from kg_assets.storage.warehouse import Warehouse
@@ -111,6 +227,23 @@ def main(argv: list[str] | None = None) -> int:
     sql.add_argument("--db", help="DuckDB file (env KG_DUCKDB_PATH)")
     sql.add_argument("--limit", type=int, default=50, help="rows to print")
     sql.set_defaults(func=cmd_sql)
+
+    estimate = sub.add_parser("estimate", help="dry-run estimate of LLM calls, tokens and cost for the inbox")
+    estimate.add_argument("--inbox", help="folder of documents (env KG_INBOX, default data/inbox)")
+    estimate.add_argument("--model", help="model to price (env KG_LLM_MODEL)")
+    estimate.add_argument("--prompt-price", type=float, help="USD per 1M prompt tokens (env KG_LLM_PROMPT_PRICE)")
+    estimate.add_argument("--completion-price", type=float, help="USD per 1M completion tokens (env KG_LLM_COMPLETION_PRICE)")
+    estimate.add_argument("--completion-ratio", type=float, default=0.5,
+                          help="expected completion tokens per chunk token on the first pass (default 0.5)")
+    estimate.add_argument("--db", help="DuckDB file, to find the LLM cache beside it (env KG_DUCKDB_PATH)")
+    estimate.set_defaults(func=cmd_estimate)
+
+    evaluate = sub.add_parser("eval", help="evaluate extraction or linking on annotated data")
+    eval_sub = evaluate.add_subparsers(dest="what", required=True)
+    extraction = eval_sub.add_parser("extraction", help="entity and relation P/R/F1 on DOCS.jsonl")
+    extraction.add_argument("docs", help="documents with gold entities and relations (shared/eval format)")
+    extraction.add_argument("--limit", type=int, help="only the first N documents")
+    extraction.set_defaults(func=cmd_eval_extraction)
 
     args = parser.parse_args(argv)
     return args.func(args)

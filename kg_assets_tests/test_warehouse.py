@@ -93,3 +93,32 @@ def test_stale_documents_are_those_with_missing_failed_or_outdated_extractions(w
     wh.replace_partitions({"chunks": chunks, "chunk_extractions": status}, ["a", "b", "c"])
     assert wh.stale_documents("v1", "chunker-1") == ["b", "c"]
     assert wh.stale_documents("v1", "chunker-2") == ["a", "b", "c"]
+
+
+def test_an_older_warehouse_gains_columns_added_to_the_contracts(tmp_path):
+    path = tmp_path / "old.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE SCHEMA kg")
+        con.execute("CREATE TABLE kg.chunk_extractions (chunk_id VARCHAR, document_id VARCHAR, status VARCHAR)")
+        con.execute("INSERT INTO kg.chunk_extractions VALUES ('c1', 'd1', 'ok')")
+    wh = Warehouse(path)
+    row = wh.query("SELECT * FROM kg.chunk_extractions").row(0, named=True)
+    assert row["chunk_id"] == "c1" and row["bad_lines"] is None
+    assert set(schemas.CHUNK_EXTRACTIONS) <= set(row)
+
+
+def test_a_writer_waits_for_another_process_to_release_the_file(wh, tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    wh.counts()  # create the file and schema
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); print('locked', flush=True); time.sleep(1.5); con.close()"
+    ), wh.path], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    started = time.monotonic()
+    wh.replace_partitions({"chunks": _chunks("a", 1)}, ["a"])  # would fail at once without waiting
+    assert time.monotonic() - started > 0.5
+    assert holder.wait(timeout=10) == 0
+    assert wh.query("SELECT count(*) AS n FROM kg.chunks")["n"][0] == 1

@@ -1,14 +1,14 @@
 """Resources: the DuckDB warehouse, pipeline settings and the extractor. Defaults come from env vars."""
 
-from __future__ import annotations
-
 import os
 from pathlib import Path
 
 import dagster as dg
+from pydantic import Field
 
 from kg_assets.core.chunking import ChunkingConfig
 from kg_assets.core.documents import DEFAULT_MAX_BYTES
+from kg_assets.core.prompts import DEFAULT_ENTITY_TYPES
 from kg_assets.llm.base import Extractor
 from kg_assets.llm.heuristic import HeuristicExtractor
 from kg_assets.storage.warehouse import Warehouse, db_path_from_env
@@ -36,34 +36,90 @@ class PipelineSettings(dg.ConfigurableResource):
 
 
 class ExtractorResource(dg.ConfigurableResource):
-    """Which extraction engine runs. `auto` uses an LLM when one is configured, else the heuristic."""
+    """The extraction engine. `auto` uses the LLM when an API key or base URL is set, else the heuristic."""
 
-    engine: str = "auto"
+    engine: str = Field("auto", description="auto | heuristic | llm")
+    model: str = "gpt-4o-mini"
+    base_url: str | None = Field(None, description="OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp, Azure)")
+    api_key: str | None = None
+    output_format: str = Field("tuple", description="tuple (line-delimited records) | structured (instructor)")
+    temperature: float = 0.0
+    max_completion_tokens: int = 2000
+    timeout_s: float = 60.0
+    max_retries: int = 4
+    concurrency: int = 16
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+    max_gleanings: int = 1
+    entity_types: list[str] = Field(default_factory=lambda: list(DEFAULT_ENTITY_TYPES))
+    unknown_types: str = Field("other", description="other | drop")
+    orphan_relations: str = Field("drop", description="drop | add")
+    max_entities: int = 60
+    max_relations: int = 80
+    max_attributes: int = 30
+    prompt_price_per_1m: float = 0.0
+    completion_price_per_1m: float = 0.0
+    cache_path: str = "data/llm_cache.sqlite"
 
-    def get(self) -> Extractor:
-        if self.engine not in {"auto", "heuristic"}:
-            raise dg.Failure(f"unknown extraction engine {self.engine!r}; expected 'auto' or 'heuristic'")
-        return HeuristicExtractor()
+    @property
+    def uses_llm(self) -> bool:
+        if self.engine not in {"auto", "heuristic", "llm"}:
+            raise dg.Failure(f"unknown extraction engine {self.engine!r}; expected auto, heuristic or llm")
+        return self.engine == "llm" or (self.engine == "auto" and bool(self.api_key or self.base_url))
+
+    def get(self, run_id: str | None = None, progress=None) -> Extractor:
+        if not self.uses_llm:
+            return HeuristicExtractor(entity_types=tuple(self.entity_types))
+        from kg_assets.llm.openai_engine import LLMExtractor, LLMSettings
+
+        return LLMExtractor(LLMSettings(
+            model=self.model, base_url=self.base_url, api_key=self.api_key, output_format=self.output_format,
+            temperature=self.temperature, max_completion_tokens=self.max_completion_tokens, timeout_s=self.timeout_s,
+            max_retries=self.max_retries, concurrency=self.concurrency, requests_per_minute=self.requests_per_minute,
+            tokens_per_minute=self.tokens_per_minute, max_gleanings=self.max_gleanings,
+            entity_types=tuple(self.entity_types), unknown_types=self.unknown_types,
+            orphan_relations=self.orphan_relations, max_entities=self.max_entities, max_relations=self.max_relations,
+            max_attributes=self.max_attributes, prompt_price_per_1m=self.prompt_price_per_1m,
+            completion_price_per_1m=self.completion_price_per_1m, cache_path=self.cache_path,
+        ), run_id=run_id, progress=progress)
 
     def describe(self, extractor: Extractor) -> str:
         if extractor.name == "heuristic":
             return "offline heuristic extractor (no LLM configured: set OPENAI_API_KEY or OPENAI_BASE_URL)"
-        return f"{extractor.name} {extractor.version}"
+        return f"LLM {self.model} at {self.base_url or 'api.openai.com'} ({self.output_format} format)"
 
 
-def _env_int(name: str, default: int) -> int:
+def _env(name: str, default=None, cast=str):
     value = os.environ.get(name)
-    return int(value) if value else default
+    return cast(value) if value not in (None, "") else default
 
 
 def default_resources() -> dict[str, dg.ConfigurableResource]:
+    db_path = str(Path(db_path_from_env()).resolve())
     return {
-        "warehouse": WarehouseResource(db_path=str(Path(db_path_from_env()).resolve())),
+        "warehouse": WarehouseResource(db_path=db_path),
         "settings": PipelineSettings(
-            inbox_dir=os.environ.get("KG_INBOX", "data/inbox"),
-            chunk_tokens=_env_int("KG_CHUNK_TOKENS", 600),
-            chunk_overlap_tokens=_env_int("KG_CHUNK_OVERLAP_TOKENS", 80),
-            max_document_bytes=_env_int("KG_MAX_DOCUMENT_BYTES", DEFAULT_MAX_BYTES),
+            inbox_dir=_env("KG_INBOX", "data/inbox"),
+            chunk_tokens=_env("KG_CHUNK_TOKENS", 600, int),
+            chunk_overlap_tokens=_env("KG_CHUNK_OVERLAP_TOKENS", 80, int),
+            max_document_bytes=_env("KG_MAX_DOCUMENT_BYTES", DEFAULT_MAX_BYTES, int),
         ),
-        "extractor": ExtractorResource(engine=os.environ.get("KG_EXTRACTOR", "auto")),
+        "extractor": ExtractorResource(
+            engine=_env("KG_EXTRACTOR", "auto"),
+            model=_env("KG_LLM_MODEL", "gpt-4o-mini"),
+            base_url=_env("OPENAI_BASE_URL"),
+            # An EnvVar is resolved at run time and never shown in the UI.
+            api_key=dg.EnvVar("OPENAI_API_KEY") if _env("OPENAI_API_KEY") else None,
+            output_format=_env("KG_LLM_FORMAT", "tuple"),
+            timeout_s=_env("KG_LLM_TIMEOUT_S", 60.0, float),
+            max_retries=_env("KG_LLM_MAX_RETRIES", 4, int),
+            concurrency=_env("KG_LLM_CONCURRENCY", 16, int),
+            requests_per_minute=_env("KG_LLM_RPM", None, int),
+            tokens_per_minute=_env("KG_LLM_TPM", None, int),
+            max_gleanings=_env("KG_LLM_MAX_GLEANINGS", 1, int),
+            entity_types=_env("KG_ENTITY_TYPES", list(DEFAULT_ENTITY_TYPES), lambda v: [t.strip().upper() for t in v.split(",") if t.strip()]),
+            prompt_price_per_1m=_env("KG_LLM_PROMPT_PRICE", 0.0, float),
+            completion_price_per_1m=_env("KG_LLM_COMPLETION_PRICE", 0.0, float),
+            cache_path=_env("KG_LLM_CACHE", str(Path(db_path).with_name("llm_cache.sqlite"))),
+        ),
     }

@@ -18,6 +18,7 @@ class ExtractionResult:
     relations: pl.DataFrame
     chunk_status: pl.DataFrame
     attributes: pl.DataFrame = field(default_factory=lambda: schemas.empty(schemas.ATTRIBUTE_OBSERVATIONS))
+    calls: pl.DataFrame = field(default_factory=lambda: schemas.empty(schemas.LLM_CALLS))  # LLM requests and cache hits
 
     @classmethod
     def empty(cls) -> ExtractionResult:

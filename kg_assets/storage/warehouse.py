@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+from tenacity import retry, retry_if_exception, stop_after_delay, wait_exponential_jitter
 
 from kg_assets.core import schemas
 
@@ -45,6 +46,21 @@ def _ddl(table: str, schema: dict[str, pl.DataType]) -> str:
     return f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{table} ({cols})"
 
 
+def _is_lock_conflict(exc: BaseException) -> bool:
+    return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+
+
+# Another process (a run in another pool, a user's SQL shell) may hold the file for a moment.
+@retry(
+    retry=retry_if_exception(_is_lock_conflict),
+    wait=wait_exponential_jitter(initial=0.05, max=2.0),
+    stop=stop_after_delay(float(os.environ.get("KG_DUCKDB_LOCK_TIMEOUT_S", "120"))),
+    reraise=True,
+)
+def _open(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(path, read_only=read_only)
+
+
 def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> pl.DataFrame:
     return con.sql(sql, params=params).pl()
 
@@ -68,7 +84,7 @@ class Warehouse:
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         if not read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(self.path, read_only=read_only)
+        con = _open(self.path, read_only)
         try:
             if not read_only:
                 self._ensure_schema(con)
@@ -114,6 +130,15 @@ class Warehouse:
         frame = self.query(f"SELECT * FROM {SCHEMA}.{table} WHERE {where}", {"ids": list(document_ids)})
         return schemas.conform(frame, schemas.TABLES[table])
 
+    def chunks_for_extraction(self, document_ids: Sequence[str]) -> pl.DataFrame:
+        """Chunks of the documents with their document's headings, the outline prompts give as context."""
+        return self.query(
+            f"""SELECT c.*, d.headings FROM {SCHEMA}.chunks c
+                JOIN {SCHEMA}.documents d ON d.document_id = c.document_id AND d.valid_until IS NULL
+                WHERE c.document_id IN (SELECT unnest($ids)) ORDER BY c.document_id, c.chunk_index""",
+            {"ids": list(document_ids)},
+        )
+
     def counts(self) -> dict[str, int]:
         current = {t: "valid_until IS NULL" for t, s in schemas.TABLES.items() if "valid_until" in s}
         with self.connect() as con:
@@ -157,6 +182,14 @@ class Warehouse:
             for table, frame in frames.items():
                 con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT unnest($ids))", {"ids": ids})
                 self._insert(con, table, frame)
+
+    def upsert_rows(self, table: str, key: str, frame: pl.DataFrame) -> None:
+        """Insert rows, replacing any with the same `key` value (idempotent appends to a log table)."""
+        if frame.height == 0:
+            return
+        with self.transaction() as con:
+            con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE {key} IN (SELECT unnest($ids))", {"ids": frame[key].to_list()})
+            self._insert(con, table, frame)
 
     def upsert_documents(self, docs: pl.DataFrame) -> pl.DataFrame:
         """Versioned write of documents: a new content hash closes the current row and opens a new one.

@@ -1,0 +1,99 @@
+"""Response cache and call log of the LLM engine, in a small SQLite file beside the warehouse.
+
+SQLite, not DuckDB: every finished call is committed at once (so a cancelled or killed run keeps what it
+paid for) from the event loop's thread, while DuckDB allows one writing process and must not be held
+open while waiting on an LLM. The extraction asset copies the call log into `kg.llm_calls`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+import polars as pl
+
+from kg_assets.core import schemas
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS responses (
+    prompt_hash TEXT PRIMARY KEY, model TEXT NOT NULL, content TEXT NOT NULL,
+    prompt_tokens INTEGER, completion_tokens INTEGER, created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS calls (
+    call_id TEXT PRIMARY KEY, payload TEXT NOT NULL, exported INTEGER NOT NULL DEFAULT 0
+);
+"""
+
+
+class LLMCache:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._con = sqlite3.connect(self.path, check_same_thread=False, timeout=60, isolation_level=None)
+        self._con.execute("PRAGMA journal_mode=WAL")
+        self._con.executescript(_DDL)
+
+    def close(self) -> None:
+        with self._lock:
+            self._con.close()
+
+    def __enter__(self) -> LLMCache:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def get(self, prompt_hash: str) -> dict | None:
+        with self._lock:
+            row = self._con.execute(
+                "SELECT content, prompt_tokens, completion_tokens FROM responses WHERE prompt_hash = ?", (prompt_hash,)
+            ).fetchone()
+        return None if row is None else {"content": row[0], "prompt_tokens": row[1], "completion_tokens": row[2]}
+
+    def contains(self, hashes: Iterable[str]) -> set[str]:
+        hashes = list(hashes)
+        found: set[str] = set()
+        with self._lock:
+            for i in range(0, len(hashes), 500):
+                batch = hashes[i : i + 500]
+                marks = ",".join("?" * len(batch))
+                found.update(r[0] for r in self._con.execute(f"SELECT prompt_hash FROM responses WHERE prompt_hash IN ({marks})", batch))
+        return found
+
+    def put(self, prompt_hash: str, model: str, content: str, prompt_tokens: int, completion_tokens: int, created_at: str) -> None:
+        with self._lock:
+            self._con.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
+                (prompt_hash, model, content, prompt_tokens, completion_tokens, created_at),
+            )
+
+    def forget(self, prompt_hash: str) -> None:
+        """Drop a response that turned out unusable, so the next run asks again."""
+        with self._lock:
+            self._con.execute("DELETE FROM responses WHERE prompt_hash = ?", (prompt_hash,))
+
+    def log_call(self, row: dict) -> None:
+        with self._lock:
+            self._con.execute("INSERT OR REPLACE INTO calls (call_id, payload) VALUES (?, ?)", (row["call_id"], json.dumps(row, default=str)))
+
+    def unexported_calls(self) -> pl.DataFrame:
+        """Logged calls not yet copied to kg.llm_calls (including those of runs that were killed)."""
+        with self._lock:
+            rows = [json.loads(r[0]) for r in self._con.execute("SELECT payload FROM calls WHERE exported = 0")]
+        if not rows:
+            return schemas.empty(schemas.LLM_CALLS)
+        frame = pl.DataFrame(rows, infer_schema_length=None)
+        if "created_at" in frame.columns:
+            frame = frame.with_columns(pl.col("created_at").str.to_datetime(time_zone="UTC"))
+        return schemas.conform(frame, schemas.LLM_CALLS)
+
+    def mark_exported(self, call_ids: Iterable[str]) -> None:
+        ids = list(call_ids)
+        with self._lock:
+            for i in range(0, len(ids), 500):
+                batch = ids[i : i + 500]
+                self._con.execute(f"UPDATE calls SET exported = 1 WHERE call_id IN ({','.join('?' * len(batch))})", batch)

@@ -1,0 +1,291 @@
+"""LLM extraction through OpenAI or any OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp, Azure).
+
+One request per chunk (plus gleaning passes) yields entities, relations and attribute observations
+together, in the tuple format (parsed line by line with partial recovery) or as a pydantic object
+through instructor. Every request is cached by the hash of model, prompt version, messages and
+parameters, so an unchanged chunk costs nothing on a rerun; calls run concurrently under a semaphore,
+requests- and tokens-per-minute limits, a per-call timeout and the client's own retries (exponential
+backoff with jitter, Retry-After honoured) on 429, 5xx, timeouts and connection errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+import openai
+import polars as pl
+from aiolimiter import AsyncLimiter
+
+from kg_assets.core import schemas
+from kg_assets.core.llm_output import (
+    ChunkParse,
+    ExtractionOut,
+    ParsedOutput,
+    from_structured,
+    merge_passes,
+    parse_tuples,
+    sanitize,
+    to_frames,
+)
+from kg_assets.core.prompts import (
+    DEFAULT_ENTITY_TYPES,
+    PROMPT_VERSION,
+    build_gleaning_messages,
+    build_messages,
+    count_message_tokens,
+    prompt_hash,
+)
+from kg_assets.llm.base import ExtractionResult
+from kg_assets.llm.cache import LLMCache
+
+OutputFormat = Literal["tuple", "structured"]
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key: str | None = None
+    output_format: OutputFormat = "tuple"
+    temperature: float = 0.0
+    max_completion_tokens: int = 2000
+    timeout_s: float = 60.0
+    max_retries: int = 4
+    concurrency: int = 16
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+    max_gleanings: int = 1
+    entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES
+    unknown_types: Literal["other", "drop"] = "other"
+    orphan_relations: Literal["drop", "add"] = "drop"
+    max_entities: int = 60
+    max_relations: int = 80
+    max_attributes: int = 30
+    prompt_price_per_1m: float = 0.0
+    completion_price_per_1m: float = 0.0
+    cache_path: str = "data/llm_cache.sqlite"
+
+    @property
+    def params(self) -> dict[str, object]:
+        """Request parameters that change the answer, hence part of the cache key."""
+        return {"temperature": self.temperature, "max_tokens": self.max_completion_tokens, "format": self.output_format}
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prompt_price_per_1m + completion_tokens * self.completion_price_per_1m) / 1e6
+
+
+class ParseFailure(ValueError):
+    """The model answered, but nothing usable could be read from the answer."""
+
+
+@dataclass
+class _ChunkState:
+    row: dict
+    passes: list[tuple[int, ParsedOutput]] = field(default_factory=list)
+    error: str | None = None
+
+
+class LLMExtractor:
+    """The `Extractor` for OpenAI-compatible chat models."""
+
+    name = "llm"
+
+    def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None):
+        self.settings = settings
+        self.run_id = run_id
+        self.progress = progress  # optional callable(done, total) for visible progress
+        types = hashlib.sha256(",".join(settings.entity_types).encode()).hexdigest()[:6]
+        self.version = f"{PROMPT_VERSION}/{settings.output_format}/{settings.model}/g{settings.max_gleanings}/t{types}"
+
+    # ---- public ----------------------------------------------------------------------------
+    def extract(self, chunks: pl.DataFrame) -> ExtractionResult:
+        if chunks.height == 0:
+            return ExtractionResult.empty()
+        self._calls: list[dict] = []
+        with LLMCache(self.settings.cache_path) as cache:
+            states = asyncio.run(self._extract_all(chunks, cache))
+        return self._frames(states)
+
+    def first_pass_messages(self, row: dict) -> list[dict]:
+        return build_messages(
+            row["text"],
+            fmt=self.settings.output_format,
+            entity_types=self.settings.entity_types,
+            section_path=row.get("section_path"),
+            headings=row.get("headings") or (),
+        )
+
+    def first_pass_hash(self, row: dict) -> str:
+        return prompt_hash(self.first_pass_messages(row), self.settings.model, self.settings.params)
+
+    # ---- orchestration ---------------------------------------------------------------------
+    async def _extract_all(self, chunks: pl.DataFrame, cache: LLMCache) -> list[_ChunkState]:
+        s = self.settings
+        client = openai.AsyncOpenAI(
+            base_url=s.base_url, api_key=s.api_key or "not-needed", timeout=s.timeout_s, max_retries=s.max_retries
+        )
+        self._structured = None
+        if s.output_format == "structured":
+            import instructor
+
+            self._structured = instructor.from_openai(client, mode=instructor.Mode.TOOLS)
+        self._client = client
+        self._cache = cache
+        self._semaphore = asyncio.Semaphore(s.concurrency)
+        self._rpm = AsyncLimiter(s.requests_per_minute, 60) if s.requests_per_minute else None
+        self._tpm = AsyncLimiter(s.tokens_per_minute, 60) if s.tokens_per_minute else None
+        states = [_ChunkState(row) for row in chunks.iter_rows(named=True)]
+        done = 0
+
+        async def one(state: _ChunkState) -> None:
+            nonlocal done
+            await self._chunk(state)
+            done += 1
+            if self.progress and (done % 100 == 0 or done == len(states)):
+                self.progress(done, len(states))
+
+        try:
+            await asyncio.gather(*(one(state) for state in states))
+        finally:
+            await client.close()
+        return states
+
+    async def _chunk(self, state: _ChunkState) -> None:
+        s, row = self.settings, state.row
+        try:
+            parsed = await self._ask(self.first_pass_messages(row), row, 0)
+            state.passes.append((0, parsed))
+            for gleaning in range(1, s.max_gleanings + 1):
+                found = [(e.name, e.type) for _, p in state.passes for e in p.entities]
+                failed = [line for _, p in state.passes[-1:] for line in p.bad_lines]
+                messages = build_gleaning_messages(
+                    row["text"], fmt=s.output_format, found_entities=found, failed_lines=failed,
+                    entity_types=s.entity_types, section_path=row.get("section_path"), headings=row.get("headings") or (),
+                )
+                more = await self._ask(messages, row, gleaning)
+                state.passes.append((gleaning, more))
+                if more.nothing_missing or not (more.entities or more.relations or more.attributes):
+                    break
+        except (openai.APIError, ParseFailure) as exc:
+            state.error = f"pass {len(state.passes)}: {type(exc).__name__}: {exc}"[:500]
+
+    async def _ask(self, messages: list[dict], row: dict, gleaning_pass: int) -> ParsedOutput:
+        s = self.settings
+        key = prompt_hash(messages, s.model, s.params)
+        call = {
+            "call_id": uuid.uuid4().hex, "run_id": self.run_id, "chunk_id": row["chunk_id"],
+            "document_id": row["document_id"], "gleaning_pass": gleaning_pass, "model": s.model,
+            "prompt_version": PROMPT_VERSION, "prompt_hash": key, "output_format": s.output_format,
+            "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0.0, "cost_usd": 0.0,
+        }
+        cached = self._cache.get(key)
+        try:
+            if cached is not None:
+                call.update(status="cache_hit", prompt_tokens=cached["prompt_tokens"], completion_tokens=cached["completion_tokens"])
+                return self._parse(cached["content"], gleaning_pass, truncated=False)
+            content, prompt_tokens, completion_tokens, truncated = await self._request(messages, call)
+            call.update(status="ok", prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                        cost_usd=s.cost(prompt_tokens, completion_tokens))
+            parsed = self._parse(content, gleaning_pass, truncated)
+            self._cache.put(key, s.model, content, prompt_tokens, completion_tokens, _now())
+            return parsed
+        except ParseFailure as exc:
+            call.update(status="parse_error", error=str(exc)[:500])
+            self._cache.forget(key)  # never serve an unusable answer from the cache
+            raise
+        except openai.APIError as exc:
+            call.update(status="error", error=f"{type(exc).__name__}: {exc}"[:500])
+            raise
+        finally:
+            call["created_at"] = _now()
+            self._cache.log_call(call)
+            self._calls.append(call)
+
+    async def _request(self, messages: list[dict], call: dict) -> tuple[str, int, int, bool]:
+        s = self.settings
+        if self._tpm is not None:
+            estimate = count_message_tokens(messages) + s.max_completion_tokens
+            await self._tpm.acquire(min(estimate, s.tokens_per_minute))
+        if self._rpm is not None:
+            await self._rpm.acquire()
+        async with self._semaphore:
+            started = time.perf_counter()
+            try:
+                if self._structured is not None:
+                    import instructor
+
+                    try:
+                        _, completion = await self._structured.chat.completions.create_with_completion(
+                            model=s.model, messages=messages, response_model=ExtractionOut, max_retries=0,
+                            temperature=s.temperature, max_tokens=s.max_completion_tokens,
+                        )
+                    except instructor.core.InstructorRetryException as exc:
+                        completion = getattr(exc, "last_completion", None)
+                        raise ParseFailure(f"structured output did not validate: {str(exc)[:300]}") from exc
+                    message = completion.choices[0].message
+                    content = message.tool_calls[0].function.arguments if message.tool_calls else (message.content or "")
+                else:
+                    completion = await self._client.chat.completions.create(
+                        model=s.model, messages=messages, temperature=s.temperature, max_tokens=s.max_completion_tokens,
+                    )
+                    content = completion.choices[0].message.content or ""
+            finally:
+                call["latency_ms"] = (time.perf_counter() - started) * 1000
+        usage = completion.usage
+        truncated = completion.choices[0].finish_reason == "length"
+        return content, int(usage.prompt_tokens if usage else 0), int(usage.completion_tokens if usage else 0), truncated
+
+    def _parse(self, content: str, gleaning_pass: int, truncated: bool) -> ParsedOutput:
+        if self.settings.output_format == "structured":
+            try:
+                return from_structured(ExtractionOut.model_validate_json(content), gleaning_pass=gleaning_pass)
+            except ValueError as exc:
+                raise ParseFailure(f"structured output did not validate: {str(exc)[:300]}") from exc
+        parsed = parse_tuples(content, gleaning_pass=gleaning_pass)
+        if not parsed.complete and not (parsed.entities or parsed.relations or parsed.attributes):
+            reason = "truncated" if truncated else "no records and no <|COMPLETE|>"
+            raise ParseFailure(f"unparseable tuple output ({reason}; {len(parsed.bad_lines)} bad lines)")
+        return parsed
+
+    # ---- results -----------------------------------------------------------------------------
+    def _frames(self, states: Sequence[_ChunkState]) -> ExtractionResult:
+        s = self.settings
+        parses, status = [], []
+        for state in states:
+            row = state.row
+            merged, stats = sanitize(
+                merge_passes([parsed for _, parsed in state.passes]), entity_types=s.entity_types, unknown_types=s.unknown_types,
+                orphan_relations=s.orphan_relations, max_entities=s.max_entities, max_relations=s.max_relations,
+                max_attributes=s.max_attributes,
+            )
+            parses.append(ChunkParse(row["chunk_id"], row["document_id"], row["text"], merged))
+            status.append({
+                "chunk_id": row["chunk_id"], "document_id": row["document_id"], "chunk_hash": row.get("content_hash"),
+                "extractor": self.name, "extractor_version": self.version,
+                "status": "error" if state.error else "ok", "error": state.error,
+                "mention_count": len(merged.entities), "relation_count": len(merged.relations),
+                "attribute_count": len(merged.attributes), "passes": len(state.passes),
+                "bad_lines": sum(len(p.bad_lines) for _, p in state.passes),
+                "complete": bool(state.passes) and all(p.complete for _, p in state.passes),
+                "extracted_at": datetime.now(UTC),
+            })
+        mentions, relations, attributes = to_frames(parses, extractor=self.name, extractor_version=self.version)
+        calls = pl.DataFrame(self._calls, infer_schema_length=None).with_columns(
+            pl.col("created_at").str.to_datetime(time_zone="UTC"))
+        return ExtractionResult(
+            mentions=mentions, relations=relations,
+            chunk_status=schemas.conform(pl.DataFrame(status, infer_schema_length=None), schemas.CHUNK_EXTRACTIONS),
+            attributes=attributes,
+            calls=schemas.conform(calls, schemas.LLM_CALLS),
+        )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()

@@ -1,0 +1,322 @@
+"""The fake OpenAI server answers the real openai / instructor clients over real sockets."""
+
+import asyncio
+import json
+import threading
+import time
+
+import instructor
+import openai
+import pydantic
+import pytest
+
+from kg_assets_tests.openai_server import (
+    FakeOpenAIServer,
+    Reply,
+    count_tokens,
+    openai_server,  # noqa: F401  (the fixture)
+    prompt_tokens_of,
+    user_turns,
+)
+
+MODEL = "gpt-4o-mini"
+
+
+class Person(pydantic.BaseModel):
+    name: str
+    age: int
+
+
+def client(server, **kw):
+    kw.setdefault("max_retries", 0)
+    return openai.OpenAI(base_url=server.base_url, api_key="test", **kw)
+
+
+def ask(c, text, **kw):
+    return c.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": text}], **kw)
+
+
+def server_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("FakeOpenAIServer")]
+
+
+def test_plain_client_gets_scripted_content_usage_and_models(openai_server):
+    openai_server.script("Hello from the fake model.")
+    messages = [
+        {"role": "system", "content": "You extract entities."},
+        {"role": "user", "content": "Dr. Sarah Chen works at Qubitline in Boston."},
+    ]
+    with client(openai_server) as c:
+        resp = c.chat.completions.create(model=MODEL, messages=messages, temperature=0)
+        models = [m.id for m in c.models.list()]
+    assert resp.object == "chat.completion" and resp.id.startswith("chatcmpl-") and resp.model == MODEL
+    choice = resp.choices[0]
+    assert choice.message.role == "assistant" and choice.message.content == "Hello from the fake model."
+    assert choice.finish_reason == "stop" and not choice.message.tool_calls
+    expected_prompt = count_tokens(messages[0]["content"]) + count_tokens(messages[1]["content"])
+    assert resp.usage.prompt_tokens == expected_prompt == prompt_tokens_of(openai_server.requests[0])
+    assert resp.usage.completion_tokens == count_tokens("Hello from the fake model.") > 0
+    assert resp.usage.total_tokens == resp.usage.prompt_tokens + resp.usage.completion_tokens
+    assert openai_server.calls == 1 and openai_server.requests[0]["messages"] == messages
+    assert openai_server.requests[0]["temperature"] == 0
+    assert models == [MODEL]
+
+
+def test_usage_overrides_truncation_and_default_reply(openai_server):
+    openai_server.script(Reply("cut", finish_reason="length", prompt_tokens=1000, completion_tokens=7))
+    with client(openai_server) as c:
+        cut = ask(c, "x")
+        default = ask(c, "y")
+    assert cut.choices[0].finish_reason == "length"
+    assert (cut.usage.prompt_tokens, cut.usage.completion_tokens, cut.usage.total_tokens) == (1000, 7, 1007)
+    assert default.choices[0].message.content == "OK"
+
+
+def test_instructor_sync_parses_a_tool_call(openai_server):
+    openai_server.script({"name": "Ada Lovelace", "age": 36})
+    ic = instructor.from_openai(client(openai_server))
+    person, completion = ic.chat.completions.create_with_completion(
+        model=MODEL, response_model=Person, messages=[{"role": "user", "content": "Ada Lovelace, 36."}]
+    )
+    assert isinstance(person, Person) and person.model_dump() == {"name": "Ada Lovelace", "age": 36}
+    request = openai_server.requests[0]
+    assert request["tools"][0]["type"] == "function" and request["tools"][0]["function"]["name"] == "Person"
+    assert request["tool_choice"] == {"type": "function", "function": {"name": "Person"}}
+    message = completion.choices[0].message
+    assert message.content is None and completion.choices[0].finish_reason == "tool_calls"
+    assert message.tool_calls[0].type == "function" and message.tool_calls[0].function.name == "Person"
+    assert json.loads(message.tool_calls[0].function.arguments) == {"name": "Ada Lovelace", "age": 36}
+
+
+def test_instructor_async_parses_a_tool_call(openai_server):
+    openai_server.set_responder(lambda req: Reply(json.dumps({"name": "Grace", "age": 85})))
+
+    async def main():
+        raw = openai.AsyncOpenAI(base_url=openai_server.base_url, api_key="test", max_retries=0)
+        try:
+            ic = instructor.from_openai(raw)
+            return await asyncio.gather(
+                *(
+                    ic.chat.completions.create(
+                        model=MODEL, response_model=Person, messages=[{"role": "user", "content": f"p{i}"}]
+                    )
+                    for i in range(3)
+                )
+            )
+        finally:
+            await raw.close()
+
+    assert [p.model_dump() for p in asyncio.run(main())] == [{"name": "Grace", "age": 85}] * 3
+    assert openai_server.calls == 3
+
+
+def test_json_object_and_json_schema_modes_return_content(openai_server):
+    openai_server.script('{"name": "Alan", "age": 41}', '{"name": "Alan", "age": 41}')
+    with client(openai_server) as c:
+        resp = ask(c, "json please", response_format={"type": "json_object"})
+        assert json.loads(resp.choices[0].message.content) == {"name": "Alan", "age": 41}
+        ic = instructor.from_openai(c, mode=instructor.Mode.JSON_SCHEMA)
+        person = ic.chat.completions.create(
+            model=MODEL, response_model=Person, messages=[{"role": "user", "content": "schema"}]
+        )
+    assert person.model_dump() == {"name": "Alan", "age": 41}
+    assert openai_server.requests[0]["response_format"] == {"type": "json_object"}
+    assert openai_server.requests[1]["response_format"]["type"] == "json_schema"
+    assert "tools" not in openai_server.requests[1]
+
+
+def test_rate_limit_with_retry_after_then_success_uses_client_retries(openai_server):
+    openai_server.script(Reply.rate_limited(retry_after=0.1), "after the wait")
+    started = time.perf_counter()
+    with client(openai_server, max_retries=2) as c:
+        resp = ask(c, "hi")
+    assert resp.choices[0].message.content == "after the wait"
+    assert openai_server.calls == 2 and time.perf_counter() - started >= 0.1
+    first, second = openai_server.records
+    assert first.status == 429 and second.status == 200
+    assert second.headers.get("x-stainless-retry-count") == "1"
+
+
+def test_rate_limit_error_body_without_retries(openai_server):
+    openai_server.script(Reply.rate_limited(retry_after=0.1))
+    with client(openai_server) as c, pytest.raises(openai.RateLimitError) as err:
+        ask(c, "hi")
+    assert err.value.status_code == 429 and err.value.code == "rate_limit_exceeded"
+    assert err.value.response.headers["retry-after"] == "0.1"
+
+
+def test_timeout_reply_raises_api_timeout_error(openai_server):
+    openai_server.script(Reply.timeout(3.0))
+    started = time.perf_counter()
+    with client(openai_server, timeout=0.3) as c, pytest.raises(openai.APITimeoutError):
+        ask(c, "slow")
+    assert time.perf_counter() - started < 1.5 and openai_server.calls == 1
+
+
+def test_server_error_is_internal_server_error(openai_server):
+    openai_server.script(Reply.server_error())
+    with client(openai_server) as c, pytest.raises(openai.InternalServerError) as err:
+        ask(c, "boom")
+    assert err.value.status_code == 500 and err.value.body["type"] == "server_error"
+    assert openai_server.calls == 1
+
+
+def test_dropped_connection_is_a_connection_error_and_stream_is_rejected(openai_server):
+    openai_server.script(Reply.dropped())
+    with client(openai_server) as c:
+        with pytest.raises(openai.APIConnectionError):
+            ask(c, "drop")
+        with pytest.raises(openai.BadRequestError) as err:
+            ask(c, "stream", stream=True)
+        assert ask(c, "still alive").choices[0].message.content == "OK"
+    assert err.value.body["param"] == "stream"
+    assert openai_server.records[0].dropped and openai_server.records[0].status is None
+
+
+def test_64_concurrent_requests_with_latency_overlap(openai_server):
+    openai_server.latency_s = 0.2
+    openai_server.set_responder(lambda req: f"echo {req['messages'][-1]['content']}")
+
+    async def ask_async(c, text):
+        return await c.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": text}])
+
+    async def main():
+        c = openai.AsyncOpenAI(base_url=openai_server.base_url, api_key="test", max_retries=0)
+        try:
+            await ask_async(c, "warm-up")  # the client's first call pays lazy imports (~0.5 s); not timed
+            started = time.perf_counter()
+            results = await asyncio.gather(*(ask_async(c, f"chunk {i}") for i in range(64)))
+            return results, time.perf_counter() - started
+        finally:
+            await c.close()
+
+    results, elapsed = asyncio.run(main())
+    assert [r.choices[0].message.content for r in results] == [f"echo chunk {i}" for i in range(64)]
+    assert elapsed < 1.0, elapsed  # serialized would be 12.8 s
+    timings = openai_server.timings[1:]
+    assert openai_server.calls == 65 and openai_server.peak_in_flight >= 32
+    assert all(end - start >= 0.19 for start, end in timings)
+    assert max(end for _, end in timings) - min(start for start, _ in timings) < 1.0
+
+
+def test_respond_when_routes_by_chunk_and_pass(openai_server):
+    srv = openai_server
+    gleaning = "MANY entities were missed"
+    # per chunk, the second matching request (the gleaning follow-up) gets the second reply
+    srv.respond_when("Chunk A", '{"entities": ["A1"]}', '{"entities": ["A2"]}', scope="any")
+    srv.respond_when("Chunk B", Reply('{"entities": ["B1"]}'), times=1)
+    srv.respond_when(lambda req: user_turns(req) > 1, "generic follow-up")
+    srv.set_responder(lambda req: "from responder" if "special" in req["messages"][-1]["content"] else None)
+
+    def convo(chunk, follow_up=False):
+        messages = [{"role": "system", "content": "extract"}, {"role": "user", "content": chunk}]
+        if follow_up:
+            messages += [{"role": "assistant", "content": "..."}, {"role": "user", "content": gleaning}]
+        return messages
+
+    with client(srv) as c:
+        out = [
+            c.chat.completions.create(model=MODEL, messages=m).choices[0].message.content
+            for m in (
+                convo("Chunk A text"),
+                convo("Chunk A text", follow_up=True),
+                convo("Chunk B text"),
+                convo("Chunk B text", follow_up=True),  # the B rule is used up and looks at the last user message
+                convo("Chunk C special"),
+                convo("Chunk D"),
+            )
+        ]
+    assert out == [
+        '{"entities": ["A1"]}',
+        '{"entities": ["A2"]}',
+        '{"entities": ["B1"]}',
+        "generic follow-up",
+        "from responder",
+        "OK",
+    ]
+
+
+def test_malformed_content_reaches_the_client_verbatim(openai_server):
+    bad = Reply.malformed()
+    openai_server.script(bad, bad)
+    with client(openai_server) as c:
+        text = ask(c, "x").choices[0].message.content
+        tool = c.chat.completions.create(
+            model=MODEL,
+            messages=[{"role": "user", "content": "y"}],
+            tools=[{"type": "function", "function": {"name": "Person", "parameters": Person.model_json_schema()}}],
+            tool_choice={"type": "function", "function": {"name": "Person"}},
+        )
+    assert text == bad.content
+    assert tool.choices[0].message.tool_calls[0].function.arguments == bad.content
+    with pytest.raises(ValueError):
+        json.loads(bad.content)
+
+
+def test_fault_injection_every_n_and_seeded_rate():
+    with FakeOpenAIServer(fail_every_n=3) as srv, client(srv) as c:
+        srv.script("first", "second", "third")
+        statuses = []
+        for i in range(4):
+            try:
+                statuses.append(ask(c, str(i)).choices[0].message.content)
+            except openai.InternalServerError:
+                statuses.append(500)
+        # the fault did not consume the scripted "third"
+        assert statuses == ["first", "second", 500, "third"]
+
+
+
+def statuses_with_fault_rate(seed):
+    with FakeOpenAIServer(fault_rate=0.5, seed=seed, fault_reply=Reply.rate_limited(0.01)) as srv, client(srv) as c:
+        for _ in range(12):
+            try:
+                ask(c, "z")
+            except openai.RateLimitError:
+                pass
+        return [r.status for r in srv.records]
+
+
+def test_fault_rate_is_seeded():
+    pattern = statuses_with_fault_rate(7)
+    assert statuses_with_fault_rate(7) == pattern and {200, 429} <= set(pattern)
+
+
+def test_stop_with_requests_in_flight_returns_promptly():
+    srv = FakeOpenAIServer(latency_s=30).start()
+    errors = []
+
+    def worker():
+        try:
+            with client(srv) as c:
+                ask(c, "hang")
+        except Exception as exc:
+            errors.append(exc)
+
+    workers = [threading.Thread(target=worker) for _ in range(6)]
+    for w in workers:
+        w.start()
+    assert srv.wait_for_calls(6, timeout=5)
+    started = time.perf_counter()
+    srv.stop()
+    assert time.perf_counter() - started < 2.0
+    for w in workers:
+        w.join(5)
+    assert not any(w.is_alive() for w in workers)
+    assert len(errors) == 6 and all(isinstance(e, openai.APIConnectionError) for e in errors)
+    assert not server_threads() and not srv.running
+
+
+def test_context_manager_reset_and_no_thread_leak():
+    with FakeOpenAIServer(models=["m-a", "m-b"], latency_s=0.01) as srv, client(srv) as c:
+        assert srv.base_url.startswith("http://127.0.0.1:") and srv.base_url.endswith("/v1")
+        assert [m.id for m in c.models.list()] == ["m-a", "m-b"]
+        assert c.models.retrieve("m-b").id == "m-b"
+        srv.script("a")
+        srv.respond_when("q", "b")
+        srv.latency_s = 0
+        ask(c, "q")
+        srv.reset()
+        assert (srv.calls, srv.pending_scripts, srv.latency_s) == (0, 0, 0.01)
+        assert ask(c, "q").choices[0].message.content == "OK"
+    assert not server_threads()
