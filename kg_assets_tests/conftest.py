@@ -90,3 +90,30 @@ def project(tmp_path, monkeypatch):
 
     with dg.instance_for_test() as instance:
         yield Project(inbox=inbox, warehouse=Warehouse(db), instance=instance, defs=build_definitions())
+
+
+from kg_assets_tests.openai_server import openai_server  # noqa: E402,F401  (fixture)
+
+
+@pytest.fixture
+def llm_project(project, openai_server, monkeypatch):  # noqa: F811
+    """`project` with extraction pointed at the local OpenAI-compatible test server."""
+    from kg_assets.definitions import build_definitions
+    from kg_assets_tests.scripted_llm import extraction_responder
+
+    openai_server.set_responder(extraction_responder())
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("KG_LLM_PROMPT_PRICE", "0.15")
+    monkeypatch.setenv("KG_LLM_COMPLETION_PRICE", "0.60")
+    monkeypatch.setenv("KG_LLM_TIMEOUT_S", "5")
+
+    def configure(**env: str) -> Project:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        project.defs = build_definitions()
+        return project
+
+    project.server = openai_server
+    project.configure = configure
+    return configure()

@@ -22,10 +22,10 @@ def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
     assert module_defs.resolve_job_def("kg_pipeline") is not None
     assert module_defs.resolve_schedule_def("nightly_refresh").cron_schedule == "0 2 * * *"
     assert module_defs.resolve_sensor_def("inbox_sensor") and module_defs.resolve_sensor_def("kg_automation")
-    # Every DuckDB-writing step shares one pool; partitioned steps batch partitions into one run.
+    # DuckDB-writing steps share one pool, LLM-using steps another; partitioned steps batch partitions into one run.
     for key in ("documents", "chunks", "entity_mentions", "linked_entities", "knowledge_graph"):
         assets_def = module_defs.resolve_assets_def(key)
-        assert assets_def.op.pool == "duckdb", key
+        assert assets_def.op.pool == ("llm" if key == "entity_mentions" else "duckdb"), key
         if assets_def.partitions_def is not None:
             assert assets_def.backfill_policy == dg.BackfillPolicy.single_run(), key
 

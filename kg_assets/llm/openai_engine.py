@@ -169,9 +169,11 @@ class LLMExtractor:
                     row["text"], fmt=s.output_format, found_entities=found, failed_lines=failed,
                     entity_types=s.entity_types, section_path=row.get("section_path"), headings=row.get("headings") or (),
                 )
+                known = _record_keys(state.passes)
                 more = await self._ask(messages, row, gleaning)
                 state.passes.append((gleaning, more))
-                if more.nothing_missing or not (more.entities or more.relations or more.attributes):
+                # Stop when the model says nothing is missing, or repeats only what was already found.
+                if more.nothing_missing or _record_keys([(gleaning, more)]) <= known:
                     break
         except (openai.APIError, ParseFailure) as exc:
             state.error = f"pass {len(state.passes)}: {type(exc).__name__}: {exc}"[:500]
@@ -285,6 +287,15 @@ class LLMExtractor:
             attributes=attributes,
             calls=schemas.conform(calls, schemas.LLM_CALLS),
         )
+
+
+def _record_keys(passes: Sequence[tuple[int, ParsedOutput]]) -> set[tuple]:
+    keys: set[tuple] = set()
+    for _, p in passes:
+        keys.update(("e", e.name.lower(), e.type.upper()) for e in p.entities)
+        keys.update(("r", r.source.lower(), r.target.lower()) for r in p.relations)
+        keys.update(("a", a.entity.lower(), a.key.lower(), a.value.lower()) for a in p.attributes)
+    return keys
 
 
 def _now() -> str:

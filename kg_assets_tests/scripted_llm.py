@@ -1,0 +1,74 @@
+"""A scripted 'model' for the fake OpenAI server: it answers extraction prompts from a small gazetteer.
+
+It reads the chunk text out of the prompt exactly as a model would see it, names the gazetteer entries
+that occur in it (first pass) and, on a gleaning request, those listed in `missed` that were not yet
+extracted. Answers come in the requested format: tuple lines or a tool call for instructor.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from kg_assets_tests.openai_server import Reply
+
+SAMPLE_NAMES = {
+    "Sarah Chen": "PERSON",
+    "Marcus Webb": "PERSON",
+    "Quantum Dynamics Lab": "ORGANIZATION",
+    "Northwind Robotics": "ORGANIZATION",
+    "Lumen Analytics": "ORGANIZATION",
+    "Boston": "LOCATION",
+    "Pittsburgh": "LOCATION",
+    "DuckDB": "TECHNOLOGY",
+    "Qubitline": "PRODUCT",
+}
+_TEXT = re.compile(r'Text:\n"""\n(.*?)\n"""', re.S)
+
+
+def chunk_text(request: dict) -> str:
+    match = _TEXT.search(request["messages"][-1]["content"])
+    return match.group(1) if match else ""
+
+
+def is_gleaning(request: dict) -> bool:
+    return "missed so far" in request["messages"][-1]["content"]
+
+
+def records(text: str, names: dict[str, str]) -> tuple[list[dict], list[dict], list[dict]]:
+    found = sorted((text.find(n), n) for n in names if n in text)
+    entities = [{"name": n, "type": names[n], "description": f"{n} as mentioned in the text."} for _, n in found]
+    relations = [
+        {"source": a["name"], "target": b["name"], "keywords": "related to", "description": f"{a['name']} and {b['name']}.", "strength": 0.8}
+        for a, b in zip(entities, entities[1:])
+    ]
+    attributes = []
+    if "Marcus Webb" in text and "joined Quantum Dynamics Lab" in text:
+        attributes.append({"entity": "Marcus Webb", "key": "employer", "value": "Quantum Dynamics Lab", "confidence": 0.95})
+    return entities, relations, attributes
+
+
+def to_tuples(entities, relations, attributes) -> str:
+    d = "<|#|>"
+    lines = [d.join(["entity", e["name"], e["type"], e["description"]]) for e in entities]
+    lines += [d.join(["relation", r["source"], r["target"], r["keywords"], r["description"], str(r["strength"])]) for r in relations]
+    lines += [d.join(["attribute", a["entity"], a["key"], a["value"], str(a["confidence"])]) for a in attributes]
+    return "\n".join([*lines, "<|COMPLETE|>"])
+
+
+def extraction_responder(names: dict[str, str] = SAMPLE_NAMES, missed: dict[str, str] | None = None):
+    """Responder: first pass finds `names` in the text; gleaning finds `missed` ones not yet listed."""
+
+    def respond(request: dict) -> Reply:
+        text = chunk_text(request)
+        if is_gleaning(request):
+            already = request["messages"][-1]["content"].split('"""')[-1]  # what follows the text
+            extra = {n: t for n, t in (missed or {}).items() if n in text and n not in already}
+            entities, relations, attributes = records(text, extra)
+        else:
+            entities, relations, attributes = records(text, names)
+        if request.get("tools"):
+            return Reply(content=json.dumps({"entities": entities, "relations": relations, "attributes": attributes}))
+        return Reply(content=to_tuples(entities, relations, attributes))
+
+    return respond

@@ -1,0 +1,188 @@
+"""LLM extraction end to end through Dagster, against a real local OpenAI-compatible HTTP server."""
+
+import dagster as dg
+import polars as pl
+import pytest
+
+from kg_assets_tests.openai_server import Reply
+from kg_assets_tests.scripted_llm import SAMPLE_NAMES, chunk_text, extraction_responder, is_gleaning
+
+
+def _metadata(result, asset="entity_mentions"):
+    (mat,) = [m for m in result.get_asset_materialization_events() if m.asset_key.to_user_string() == asset][:1]
+    return {k: v.value for k, v in mat.materialization.metadata.items()}
+
+
+def _check(result, name):
+    return next(c for c in result.get_asset_check_evaluations() if c.check_name == name)
+
+
+@pytest.mark.parametrize("fmt", ["tuple", "structured"])
+def test_extraction_runs_through_dagster_in_both_formats(llm_project, fmt):
+    project = llm_project.configure(KG_LLM_FORMAT=fmt)
+    result = project.run_all()
+    assert result.success
+    server = project.server
+    if fmt == "structured":
+        assert all(r.get("tools") for r in server.requests), "instructor sends the schema as a tool"
+    else:
+        assert not any(r.get("tools") for r in server.requests)
+    mentions = project.sql("SELECT DISTINCT name, entity_type, extractor FROM kg.entity_mentions")
+    assert set(mentions["extractor"]) == {"llm"}
+    found = dict(zip(mentions["name"], mentions["entity_type"]))
+    assert {n: found.get(n) for n in SAMPLE_NAMES} == SAMPLE_NAMES
+    attrs = project.sql("SELECT entity_name, attr_key, value FROM kg.attribute_observations")
+    assert ("Marcus Webb", "employer", "Quantum Dynamics Lab") in attrs.rows()
+    # every request is logged with its tokens and cost; metadata shows the spend
+    calls = project.sql("SELECT status, prompt_tokens, completion_tokens, cost_usd, output_format FROM kg.llm_calls")
+    assert calls.height == server.calls and set(calls["status"]) == {"ok"} and set(calls["output_format"]) == {fmt}
+    meta = _metadata(result)
+    assert meta["llm_calls"] == server.calls and meta["llm_cache_hits"] == 0
+    assert meta["prompt_tokens"] == calls["prompt_tokens"].sum() > 0
+    assert meta["estimated_cost_usd"] == pytest.approx(calls["cost_usd"].sum()) and meta["estimated_cost_usd"] > 0
+    assert "LLM" in meta["engine"] and fmt in meta["engine"]
+    chunks = project.sql("SELECT count(*) AS n FROM kg.chunks")["n"][0]
+    assert server.calls == 2 * chunks, "one first pass and one gleaning pass per chunk"
+    # prompt_version is carried on the call rows; extractor_version on every mention row
+    assert project.sql("SELECT DISTINCT prompt_version FROM kg.llm_calls")["prompt_version"].to_list() == ["kg-extract-1"]
+    assert project.sql("SELECT DISTINCT extractor_version FROM kg.entity_mentions")["extractor_version"][0].startswith(f"kg-extract-1/{fmt}/")
+
+
+def test_a_rerun_makes_no_llm_calls_and_a_rebuilt_warehouse_is_served_from_the_cache(llm_project):
+    project = llm_project
+    assert project.run_all().success
+    paid = project.server.calls
+    assert paid > 0
+    result = project.run_all()
+    assert result.success and project.server.calls == paid, "unchanged chunks are not extracted again"
+    mentions = project.sql("SELECT * EXCLUDE (mention_id) FROM kg.entity_mentions ORDER BY ALL")
+    # Lose the warehouse entirely: the cache still answers every request, for free.
+    with project.warehouse.transaction() as con:
+        for table in ("documents", "chunks", "entity_mentions", "local_relations", "chunk_extractions", "attribute_observations"):
+            con.execute(f"DELETE FROM kg.{table}")
+    result = project.run_all()
+    assert result.success and project.server.calls == paid
+    meta = _metadata(result)
+    assert meta["llm_calls"] == 0 and meta["llm_cache_hits"] == paid and meta["estimated_cost_usd"] == 0
+    assert project.sql("SELECT * EXCLUDE (mention_id) FROM kg.entity_mentions ORDER BY ALL").equals(mentions)
+
+
+def test_gleaning_finds_what_the_first_pass_missed(llm_project):
+    project = llm_project
+    first = {"Sarah Chen": "PERSON"}
+    project.server.set_responder(extraction_responder(names=first, missed={"Quantum Dynamics Lab": "ORGANIZATION"}))
+    assert project.run_all().success
+    passes = dict(project.sql("SELECT DISTINCT name, gleaning_pass FROM kg.entity_mentions").iter_rows())
+    assert passes == {"Sarah Chen": 0, "Quantum Dynamics Lab": 1}
+    gleaning = [r for r in project.server.requests if is_gleaning(r)]
+    assert gleaning and all("PERSON: Sarah Chen" in r["messages"][-1]["content"] for r in gleaning if "Sarah Chen" in chunk_text(r))
+
+
+def test_gleaning_stops_when_the_model_reports_nothing_missing(llm_project):
+    project = llm_project.configure(KG_LLM_MAX_GLEANINGS="3")
+    missed_once = {"Quantum Dynamics Lab": "ORGANIZATION"}
+    project.server.set_responder(extraction_responder(names={"Sarah Chen": "PERSON"}, missed=missed_once))
+    assert project.run_all().success
+    per_chunk = project.sql("SELECT passes, count(*) AS n FROM kg.chunk_extractions GROUP BY passes")
+    # a chunk whose gleaning found something asks once more and then stops; others stop after one gleaning pass
+    assert set(per_chunk["passes"]) <= {2, 3} and per_chunk.filter(pl.col("passes") == 3).height == 1
+    assert project.server.calls == project.sql("SELECT sum(passes) AS n FROM kg.chunk_extractions")["n"][0]
+
+
+def test_malformed_and_truncated_answers_keep_what_parses_and_record_the_rest(llm_project):
+    project = llm_project
+    normal = extraction_responder()
+
+    def respond(request):
+        text = chunk_text(request)
+        if "Northwind Robotics moved its headquarters" in text and not is_gleaning(request):
+            return Reply(content="I cannot comply with this format, sorry.\nentity: Northwind", finish_reason="stop")
+        if "Lumen Lens" in text and not is_gleaning(request):
+            d = "<|#|>"
+            return Reply(content=f"entity{d}Lumen Analytics{d}ORGANIZATION{d}A startup\nentity{d}Priya Natarajan{d}PERSON{d}Founder\nrelation{d}Priya Nata",
+                         finish_reason="length")
+        return normal(request)
+
+    project.server.set_responder(respond)
+    result = project.run_all()
+    assert result.success
+    status = project.sql("SELECT c.document_id, e.status, e.error, e.bad_lines, e.complete FROM kg.chunk_extractions e JOIN kg.chunks c USING (chunk_id)")
+    broken = status.filter(pl.col("document_id") == "news/northwind_relocates_hq.md")
+    assert broken.filter(pl.col("status") == "error").height >= 1
+    assert broken.filter(pl.col("status") == "error")["error"].str.contains("unparseable tuple output").all()
+    truncated = status.filter((pl.col("bad_lines") > 0) & (pl.col("status") == "ok"))
+    assert truncated.height >= 1 and not truncated["complete"].any()
+    kept = project.sql("SELECT DISTINCT name FROM kg.entity_mentions WHERE name IN ('Priya Natarajan', 'Lumen Analytics')")
+    assert kept.height == 2, "the valid lines before the cut are kept"
+    regleaned = [r for r in project.server.requests if is_gleaning(r) and "re-emit" in r["messages"][-1]["content"]]
+    assert regleaned and "relation<|#|>Priya Nata" in regleaned[0]["messages"][-1]["content"]
+    assert _check(result, "extraction_health").passed  # a few failures stay under the threshold
+    errors = project.sql("SELECT count(*) AS n FROM kg.llm_calls WHERE status = 'parse_error'")["n"][0]
+    assert errors >= 1
+
+
+def test_health_check_fails_when_most_chunks_cannot_be_parsed(llm_project):
+    project = llm_project
+    project.server.set_responder(lambda request: Reply.malformed())
+    result = project.run_all()
+    check = _check(result, "extraction_health")
+    assert not check.passed
+    assert check.metadata["failed_share"].value > 0.9
+
+
+def test_rate_limits_are_retried_and_the_call_succeeds(llm_project):
+    project = llm_project
+    project.server.script(Reply.rate_limited(retry_after=0.05), Reply.rate_limited(retry_after=0.05))
+    assert project.run_all().success
+    assert project.sql("SELECT count(*) AS n FROM kg.chunk_extractions WHERE status <> 'ok'")["n"][0] == 0
+    statuses = [r.status for r in project.server.records]
+    assert statuses.count(429) == 2
+    assert project.server.calls == 2 + project.sql("SELECT count(*) AS n FROM kg.llm_calls")["n"][0]
+
+
+def test_timeouts_are_recorded_per_chunk_and_a_rerun_redoes_only_those(llm_project):
+    project = llm_project.configure(KG_LLM_TIMEOUT_S="0.5", KG_LLM_MAX_RETRIES="0")
+    normal = extraction_responder()
+    slow_doc = "Levant Quantum Workshop"
+    project.server.set_responder(lambda r: Reply.timeout(3) if slow_doc in chunk_text(r) else normal(r))
+    assert project.run_all().success
+    failed = project.sql("SELECT chunk_id, error FROM kg.chunk_extractions WHERE status = 'error'")
+    assert failed.height >= 1 and failed["error"].str.contains("APITimeoutError").all()
+    assert project.sql("SELECT count(*) AS n FROM kg.llm_calls WHERE status = 'error'")["n"][0] == failed.height
+    before = project.server.calls
+    project.server.set_responder(normal)
+    result = project.run_all()
+    assert result.success
+    assert project.server.calls - before == 2 * failed.height, "only the failed chunks are asked again"
+    assert _metadata(result)["chunks_extracted"] == failed.height
+    assert project.sql("SELECT count(*) AS n FROM kg.chunk_extractions WHERE status = 'error'")["n"][0] == 0
+
+
+def test_concurrency_is_bounded_by_configuration(llm_project):
+    project = llm_project.configure(KG_LLM_CONCURRENCY="3")
+    project.server.latency_s = 0.05
+    assert project.run_all().success
+    assert project.server.peak_in_flight == 3
+
+
+def test_unknown_types_become_other_and_orphan_relations_are_dropped(llm_project):
+    project = llm_project
+    d = "<|#|>"
+
+    def respond(request):
+        if is_gleaning(request):
+            return Reply(content="<|COMPLETE|>")
+        return Reply(content="\n".join([
+            f"entity{d}Sarah Chen{d}SCIENTIST{d}A researcher",
+            f"entity{d}Quantum Dynamics Lab{d}ORG{d}A lab",
+            f"relation{d}Sarah Chen{d}Quantum Dynamics Lab{d}works at{d}x{d}1.7",
+            f"relation{d}Sarah Chen{d}Nobody Mentioned{d}knows{d}x{d}0.5",
+            "<|COMPLETE|>",
+        ]))
+
+    project.server.set_responder(respond)
+    assert project.run_all().success
+    types = dict(project.sql("SELECT DISTINCT name, entity_type FROM kg.entity_mentions").iter_rows())
+    assert types == {"Sarah Chen": "OTHER", "Quantum Dynamics Lab": "ORGANIZATION"}
+    rel = project.sql("SELECT DISTINCT target_name, relation_type, strength FROM kg.local_relations")
+    assert rel.rows() == [("Quantum Dynamics Lab", "WORKS_AT", 1.0)]
