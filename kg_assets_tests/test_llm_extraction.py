@@ -186,3 +186,52 @@ def test_unknown_types_become_other_and_orphan_relations_are_dropped(llm_project
     assert types == {"Sarah Chen": "OTHER", "Quantum Dynamics Lab": "ORGANIZATION"}
     rel = project.sql("SELECT DISTINCT target_name, relation_type, strength FROM kg.local_relations")
     assert rel.rows() == [("Quantum Dynamics Lab", "WORKS_AT", 1.0)]
+
+
+def test_cancelling_a_run_stops_llm_calls_writes_nothing_and_the_rerun_pays_only_for_the_rest(llm_project, tmp_path):
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from kg_assets.llm.cache import LLMCache
+
+    project = llm_project
+    normal = extraction_responder()
+    project.server.set_responder(lambda r: normal(r) if "Quantum" in chunk_text(r) else Reply(content="<|COMPLETE|>", delay_s=60))
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[1] / "dagster.yaml", home)
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    kg = Path(sys.executable).parent / "kg"
+    args = [kg, "run", "--inbox", project.inbox, "--db", project.warehouse.path]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while project.server.in_flight < 5 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # let the fast chunks finish both passes
+    paid_before_cancel = project.server.calls - project.server.in_flight
+    assert project.server.in_flight >= 5 and paid_before_cancel > 0
+    interrupted = time.monotonic()
+    proc.send_signal(signal.SIGINT)  # what Dagster's run termination sends to a run worker
+    output, _ = proc.communicate(timeout=60)
+    assert time.monotonic() - interrupted < 15, "in-flight calls are abandoned, not awaited"
+    assert proc.returncode != 0, output[-2000:]
+    for table in ("entity_mentions", "local_relations", "chunk_extractions", "attribute_observations"):
+        assert project.sql(f"SELECT count(*) AS n FROM kg.{table}")["n"][0] == 0, f"half-written {table}"
+    with LLMCache(Path(project.warehouse.path).with_name("llm_cache.sqlite")) as cache:
+        cached = cache.unexported_calls().filter(pl.col("status") == "ok").height
+    assert cached == paid_before_cancel, "every answer that arrived before the cancel is kept"
+
+    project.server.set_responder(normal)
+    calls_before_rerun = project.server.calls
+    rerun = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stdout[-3000:]
+    chunks = project.sql("SELECT count(*) AS n FROM kg.chunks")["n"][0]
+    hits = project.sql("SELECT count(*) AS n FROM kg.llm_calls WHERE status = 'cache_hit'")["n"][0]
+    assert hits >= paid_before_cancel
+    assert project.server.calls - calls_before_rerun == 2 * chunks - hits, "cached calls are free"
+    assert project.sql("SELECT count(*) AS n FROM kg.chunk_extractions WHERE status = 'ok'")["n"][0] == chunks
