@@ -83,6 +83,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if result.success and not failing else 1
 
 
+def _resources():
+    """The code location's resources, initialized as in a run (EnvVar secrets resolved)."""
+    import dagster as dg
+
+    from kg_assets.defs.resources import default_resources
+
+    with dg.build_resources(default_resources()) as resources:
+        return resources
+
+
 def _read_inbox(inbox: Path):
     """Documents of an inbox as a frame, read and parsed exactly as the documents asset does."""
     import polars as pl
@@ -101,19 +111,16 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
     from kg_assets.core.chunking import chunk_documents
     from kg_assets.core.prompts import build_gleaning_messages, count_message_tokens
-    from kg_assets.defs.resources import default_resources
     from kg_assets.llm.cache import LLMCache
 
-    resources = default_resources()
-    extractor = resources["extractor"].model_copy(update={"engine": "llm"})
-    if args.model:
-        extractor = extractor.model_copy(update={"model": args.model})
+    resources = _resources()
+    extractor = resources.extractor.model_copy(update={"engine": "llm", **({"model": args.model} if args.model else {})})
     engine = extractor.get()
     s = engine.settings
     prompt_price = args.prompt_price if args.prompt_price is not None else s.prompt_price_per_1m
     completion_price = args.completion_price if args.completion_price is not None else s.completion_price_per_1m
     docs = _read_inbox(Path(os.environ.get("KG_INBOX", "data/inbox")))
-    chunks = chunk_documents(docs, resources["settings"].chunking()).join(
+    chunks = chunk_documents(docs, resources.settings.chunking()).join(
         docs.select("document_id", "headings"), on="document_id", how="left")
     rows = list(chunks.iter_rows(named=True))
     first = [engine.first_pass_messages(r) for r in rows]
@@ -158,19 +165,17 @@ def cmd_eval_extraction(args: argparse.Namespace) -> int:
     from kg_assets.core.chunking import chunk_documents
     from kg_assets.core.evaluation import score_document, summarize
     from kg_assets.core.linking import ExactIdLinker, apply_redirects
-    from kg_assets.defs.resources import default_resources
-
     started = time.perf_counter()
     gold = [json.loads(line) for line in Path(args.docs).read_text().splitlines() if line.strip()]
     gold = gold[: args.limit] if args.limit else gold
-    resources = default_resources()
-    extractor_resource = resources["extractor"]
+    resources = _resources()
+    extractor_resource = resources.extractor
     engine = extractor_resource.get(run_id=f"eval-{int(time.time())}")
     docs = pl.DataFrame({
         "document_id": [str(d["doc_id"]) for d in gold], "text": [d["text"] for d in gold], "status": ["ok"] * len(gold),
         "headings": [[] for _ in gold],
     })
-    chunks = chunk_documents(docs, resources["settings"].chunking()).join(docs.select("document_id", "headings"), on="document_id")
+    chunks = chunk_documents(docs, resources.settings.chunking()).join(docs.select("document_id", "headings"), on="document_id")
     print(f"kg eval extraction: {len(gold)} documents, {chunks.height} chunks, {extractor_resource.describe(engine)}", file=sys.stderr)
     result = engine.extract(chunks)
     linker = ExactIdLinker()

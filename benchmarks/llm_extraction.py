@@ -1,0 +1,488 @@
+"""Throughput of the LLM extraction engine against a local OpenAI-compatible server with injected latency.
+
+For each latency L, a `FakeOpenAIServer` (kg_assets_tests/openai_server.py) is started in this process with
+``latency_s=L`` and a scripted "model" that answers extraction prompts from a gazetteer of the synthetic
+chunks' names (10-25 entity lines, a relation chain and a few attributes per chunk, the gleaning pass adds
+the entities the first pass left out). The engine, ``LLMExtractor(LLMSettings(...)).extract(chunks)``, runs
+in a fresh subprocess, so its wall time, CPU time and peak RSS belong to that configuration alone and the
+server's CPU is not counted in the client's. Then the same chunks are extracted again with the same cache
+(the rerun: no request should reach the server).
+
+Throughput ceiling at latency L and concurrency C: every chunk needs ``p`` sequential requests
+(first pass + gleaning passes; p = 2 with max_gleanings=1) and at most C requests are in flight, each
+taking at least L, so chunks/s <= C / (p * L). With p = 2, C = 32, L = 0.2 s that is 80 chunks/s; the
+issue's "160 chunks/s" is C / L, i.e. one request per chunk. Both are reported.
+
+Usage::
+
+    /work/main/.venv/bin/python benchmarks/llm_extraction.py [--chunks 2000] [--latencies 0 0.2]
+        [--concurrency 32] [--format tuple|structured] [--profile]
+
+Writes benchmarks/out/llm_extraction.json (and, with --profile, benchmarks/out/llm_extraction_<L>.prof).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import platform
+import random
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT = HERE / "out"
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+PASSES_PER_CHUNK = 2  # max_gleanings=1: a first pass and one gleaning pass
+TOKEN_TARGET = 2500  # prompt tokens per 2,000-character chunk, first pass + one gleaning pass
+
+
+# ---- synthetic chunks and their gazetteer ---------------------------------------------------------
+
+def make_chunks(n: int, chars: int = 2000, seed: int = 0):
+    """(chunks frame, {chunk text: (names, missed, attributes)}) for `n` one-chunk documents.
+
+    Text comes from generate_corpus.render (the documents `run.py` benchmarks with); the entities each
+    document was written about are recorded while it is rendered, so the gazetteer is exact.
+    """
+    import polars as pl
+    from generate_corpus import MARKDOWN_SHARE, REAL_TECH, Pools, render
+
+    class CastPools(Pools):
+        def __init__(self, seed: int) -> None:
+            super().__init__(seed)
+            self.cast: list[tuple[str, object]] = []
+
+        def draw(self, rng, kind, k):
+            picked = super().draw(rng, kind, k)
+            self.cast.extend((kind, e) for e in picked)
+            return picked
+
+    real_tech = set(REAL_TECH)
+    pools = CastPools(seed)
+    rng = random.Random(f"llm-bench-{seed}")
+    rows, lookup = [], {}
+    for i in range(n):
+        markdown = rng.random() < MARKDOWN_SHARE
+        pools.cast = []
+        text = render(rng, pools, chars, markdown).strip()
+        names: dict[str, str] = {}
+        for kind, entity in pools.cast:
+            for name, etype in _gazetteer_names(kind, entity.first, real_tech):
+                if name in text:
+                    names.setdefault(name, etype)
+        # The first pass "misses" about one entity in six; the gleaning pass finds them.
+        picker = random.Random(f"{seed}-{i}")
+        missed_keys = set(picker.sample(sorted(names), max(1, len(names) // 6))) if len(names) > 3 else set()
+        first = {k: v for k, v in names.items() if k not in missed_keys}
+        missed = {k: v for k, v in names.items() if k in missed_keys}
+        lines = text.splitlines()
+        headings = [line.lstrip("#").strip() for line in lines if line.startswith("#")]
+        title = headings[0] if headings else lines[0]
+        document_id = f"batch_{i // 1000:03d}/doc_{i:06d}.{'md' if markdown else 'txt'}"
+        rows.append({
+            "chunk_id": "chunk_" + hashlib.sha256(f"{document_id}:0".encode()).hexdigest()[:24],
+            "document_id": document_id,
+            "chunk_index": 0,
+            "text": text,
+            "section_path": title if not markdown or len(headings) < 2 else f"{title} > {headings[-1]}",
+            "content_hash": hashlib.sha256(text.encode()).hexdigest(),
+            "headings": headings,
+        })
+        lookup[text] = (first, missed, _attributes(text, first))
+    frame = pl.DataFrame(rows, schema={
+        "chunk_id": pl.String, "document_id": pl.String, "chunk_index": pl.Int32, "text": pl.String,
+        "section_path": pl.String, "content_hash": pl.String, "headings": pl.List(pl.String),
+    })
+    return frame, lookup
+
+
+def _gazetteer_names(kind: str, first: str, real_tech: set[str]) -> list[tuple[str, str]]:
+    if kind == "people":
+        return [(re.sub(r"^(Dr|Prof|Ms|Mr)\. ", "", first), "PERSON")]
+    if kind == "organizations":
+        return [(re.sub(r" \([A-Z]+\)$", "", first), "ORGANIZATION")]
+    if kind == "places":
+        return [(part.strip(), "LOCATION") for part in first.split(",")]
+    if kind == "technologies":
+        return [(first, "TECHNOLOGY" if first in real_tech else "PRODUCT")]
+    return [(first, "EVENT")]
+
+
+_ATTRIBUTE_PATTERNS = [  # (regex after the entity name, key, group holding the value)
+    (r" joined (.+?) in ", "employer", 1),
+    (r", ([a-z ]+?) at (.+?), said", "role", 1),
+    (r" was appointed ([a-z ]+?) of ", "role", 1),
+    (r" is headquartered in ([^.]+?)\.", "headquarters", 1),
+    (r" opened a new office in ([^.]+?)\.", "office_location", 1),
+    (r" founded .+? in (\d{4})\.", "founded_company_in", 1),
+]
+
+
+def _attributes(text: str, names: dict[str, str], limit: int = 8) -> list[dict]:
+    out, seen = [], set()
+    for name, etype in names.items():
+        if etype not in ("PERSON", "ORGANIZATION"):
+            continue
+        for pattern, key, group in _ATTRIBUTE_PATTERNS:
+            m = re.search(re.escape(name) + pattern, text)
+            if m and (name, key) not in seen:
+                seen.add((name, key))
+                out.append({"entity": name, "key": key, "value": m.group(group).strip(), "confidence": 0.9})
+    return out[:limit]
+
+
+class BenchResponder:
+    """`extraction_responder` with a per-chunk gazetteer (constant cost per request) plus attributes."""
+
+    def __init__(self, lookup: dict) -> None:
+        self.lookup = lookup
+        self.unknown = 0
+
+    def __call__(self, request: dict):
+        from kg_assets_tests.scripted_llm import chunk_text, extraction_responder, is_gleaning
+
+        text = chunk_text(request)
+        if text not in self.lookup:
+            self.unknown += 1
+        names, missed, attributes = self.lookup.get(text, ({}, {}, []))
+        reply = extraction_responder(names=names, missed=missed)(request)
+        if attributes and not is_gleaning(request):
+            if request.get("tools"):
+                body = json.loads(reply.content)
+                body["attributes"] = body["attributes"] + attributes
+                reply.content = json.dumps(body)
+            else:
+                d = "<|#|>"
+                lines = [d.join(["attribute", a["entity"], a["key"], a["value"], str(a["confidence"])]) for a in attributes]
+                head, _, _ = reply.content.rpartition("<|COMPLETE|>")
+                reply.content = head + "\n".join(lines) + "\n<|COMPLETE|>"
+        return reply
+
+
+# ---- the worker: one extraction in a fresh process ------------------------------------------------
+
+def worker(cfg: dict) -> dict:
+    """Run LLMExtractor.extract once, with light timing wrappers; returns measurements (JSON-able)."""
+    import asyncio
+
+    import polars as pl
+
+    import kg_assets.llm.openai_engine as eng
+    from kg_assets.llm.cache import LLMCache
+
+    chunks = pl.read_parquet(cfg["parquet"]).head(cfg["n"])
+    timers: dict[str, list[float]] = {}  # name -> [seconds, calls]
+
+    def timed(name, fn, is_async=False):
+        slot = timers.setdefault(name, [0.0, 0])
+        if is_async:
+            async def wrapper(*a, **kw):
+                t = time.perf_counter()
+                try:
+                    return await fn(*a, **kw)
+                finally:
+                    slot[0] += time.perf_counter() - t
+                    slot[1] += 1
+        else:
+            def wrapper(*a, **kw):
+                t = time.perf_counter()
+                try:
+                    return fn(*a, **kw)
+                finally:
+                    slot[0] += time.perf_counter() - t
+                    slot[1] += 1
+        return wrapper
+
+    if cfg.get("instrument", True):
+        # Module globals of the engine are looked up at call time, so wrapping them times every use.
+        for name, group in [("parse_tuples", "parse answer"), ("from_structured", "parse answer"),
+                            ("build_messages", "build prompt"), ("build_gleaning_messages", "build prompt"),
+                            ("prompt_hash", "hash prompt (cache key)"), ("merge_passes", "merge_passes"),
+                            ("sanitize", "sanitize"), ("to_frames", "to_frames")]:
+            setattr(eng, name, timed(group, getattr(eng, name)))
+        for name in ("get", "put", "log_call", "forget"):
+            setattr(LLMCache, name, timed(f"sqlite cache.{name}", getattr(LLMCache, name)))
+        eng.LLMExtractor._frames = timed("_frames total (after all requests)", eng.LLMExtractor._frames)
+        eng.ExtractionOut.model_validate_json = timed("parse answer", eng.ExtractionOut.model_validate_json)
+
+    lag: list[float] = []
+    marks: dict[str, float] = {}
+    original = eng.LLMExtractor._extract_all
+
+    async def extract_all(self, chunks_, cache):
+        async def monitor():  # event-loop lag: how late a 10 ms sleep wakes up
+            while True:
+                t = time.perf_counter()
+                await asyncio.sleep(0.01)
+                lag.append(time.perf_counter() - t - 0.01)
+
+        task = asyncio.create_task(monitor())
+        marks["loop_start"] = time.perf_counter()
+        try:
+            return await original(self, chunks_, cache)
+        finally:
+            marks["requests_done"] = time.perf_counter()
+            task.cancel()
+
+    eng.LLMExtractor._extract_all = extract_all
+
+    settings = eng.LLMSettings(
+        base_url=cfg["base_url"], api_key="bench", concurrency=cfg["concurrency"], max_gleanings=1,
+        cache_path=cfg["cache_path"], output_format=cfg["format"],
+    )
+    extractor = eng.LLMExtractor(settings, run_id="bench")
+    rss_before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    profiler = None
+    if cfg.get("profile"):
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    started = time.perf_counter()
+    result = extractor.extract(chunks)
+    wall = time.perf_counter() - started
+    if profiler is not None:
+        profiler.disable()
+    ru1 = resource.getrusage(resource.RUSAGE_SELF)
+
+    calls = result.calls
+    status = result.chunk_status
+    sent = calls.filter(pl.col("status") != "cache_hit")
+    lat = sent["latency_ms"] if sent.height else pl.Series([], dtype=pl.Float64)
+    out = {
+        "n": chunks.height,
+        "chars_per_chunk": round(chunks["text"].str.len_chars().mean(), 1),
+        "wall_s": wall,
+        "cpu_user_s": ru1.ru_utime - ru0.ru_utime,
+        "cpu_sys_s": ru1.ru_stime - ru0.ru_stime,
+        "peak_rss_mb": ru1.ru_maxrss / 1024,
+        "rss_before_extract_mb": rss_before_mb,
+        "requests_phase_s": marks.get("requests_done", started) - marks.get("loop_start", started),
+        "call_status": dict(calls.group_by("status").len().iter_rows()),
+        "chunk_status": dict(status.group_by("status").len().iter_rows()),
+        "prompt_tokens": int(calls["prompt_tokens"].sum()),
+        "completion_tokens": int(calls["completion_tokens"].sum()),
+        "sent_prompt_tokens": int(sent["prompt_tokens"].sum()) if sent.height else 0,
+        "sent_completion_tokens": int(sent["completion_tokens"].sum()) if sent.height else 0,
+        "client_latency_ms": {
+            "mean": float(lat.mean()) if len(lat) else None,
+            "p50": float(lat.quantile(0.5)) if len(lat) else None,
+            "p95": float(lat.quantile(0.95)) if len(lat) else None,
+            "max": float(lat.max()) if len(lat) else None,
+        },
+        "loop_lag_ms": {
+            "mean": 1000 * sum(lag) / len(lag) if lag else None,
+            "p95": 1000 * sorted(lag)[int(0.95 * (len(lag) - 1))] if lag else None,
+            "max": 1000 * max(lag) if lag else None,
+        },
+        "mentions": result.mentions.height,
+        "relations": result.relations.height,
+        "attributes": result.attributes.height,
+        "timers": {k: {"s": v[0], "calls": v[1]} for k, v in timers.items() if v[1]},
+    }
+    if profiler is not None:
+        import io
+        import pstats
+
+        profiler.dump_stats(cfg["profile"])
+        for sort in ("tottime", "cumulative"):
+            buf = io.StringIO()
+            pstats.Stats(profiler, stream=buf).sort_stats(sort).print_stats(30)
+            out[f"profile_top_{sort}"] = buf.getvalue()
+    return out
+
+
+def run_worker(cfg: dict) -> dict:
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(cfg)],
+                          capture_output=True, text=True, cwd=ROOT)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-5000:])
+        raise SystemExit(f"worker failed with exit code {proc.returncode}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ---- one configuration ----------------------------------------------------------------------------
+
+def measure(latency: float, args, parquet: Path, lookup: dict, workdir: Path) -> dict:
+    from kg_assets.core.prompts import count_message_tokens
+    from kg_assets_tests.openai_server import FakeOpenAIServer, prompt_tokens_of
+    from kg_assets_tests.scripted_llm import chunk_text, is_gleaning
+
+    cache_path = workdir / f"cache_L{latency:g}.sqlite"
+    responder = BenchResponder(lookup)
+    row: dict = {"latency_s": latency, "concurrency": args.concurrency, "format": args.format,
+                 "load_before": os.getloadavg()[0]}
+    with FakeOpenAIServer(responder=responder, latency_s=latency) as server:
+        cfg = {"parquet": str(parquet), "n": args.chunks, "base_url": server.base_url, "cache_path": str(cache_path),
+               "concurrency": args.concurrency, "format": args.format}
+        cpu0 = _cpu_self()
+        first = run_worker(cfg)
+        server_cpu = _cpu_self() - cpu0
+        records = server.records
+        n = first["n"]
+        row.update(first)
+        row["server_calls"] = server.calls
+        row["calls_per_chunk"] = server.calls / n
+        row["peak_in_flight"] = server.peak_in_flight
+        row["server_cpu_s"] = server_cpu
+        row["server_duration_ms_mean"] = 1000 * _mean([r.duration for r in records if r.duration is not None])
+        row["unknown_chunk_requests"] = responder.unknown
+        # prompt tokens per chunk, first pass + gleaning, by the engine's own counter (OpenAI's rule)
+        per_chunk: dict[str, list[int]] = {}
+        first_tokens, glean_tokens, server_usage = [], [], 0
+        for r in records:
+            body = r.body or {}
+            tokens = count_message_tokens(body.get("messages") or [])
+            server_usage += prompt_tokens_of(body)
+            (glean_tokens if is_gleaning(body) else first_tokens).append(tokens)
+            per_chunk.setdefault(chunk_text(body), []).append(tokens)
+        totals = sorted(sum(v) for v in per_chunk.values())
+        row["prompt_tokens_per_chunk"] = {
+            "first_pass_mean": _mean(first_tokens), "gleaning_mean": _mean(glean_tokens),
+            "both_mean": _mean(totals), "both_p95": totals[int(0.95 * (len(totals) - 1))] if totals else None,
+            "both_max": totals[-1] if totals else None, "target": TOKEN_TARGET,
+            "server_usage_total": server_usage,
+        }
+        row["completion_tokens_per_chunk"] = first["sent_completion_tokens"] / n
+        server.clear_records()
+
+        if args.profile:
+            prof_path = OUT / f"llm_extraction_L{latency:g}.prof"
+            pcache = workdir / f"cache_L{latency:g}_profile.sqlite"
+            profiled = run_worker({**cfg, "cache_path": str(pcache), "profile": str(prof_path)})
+            row["profiled"] = {k: profiled[k] for k in ("wall_s", "cpu_user_s", "cpu_sys_s", "timers",
+                                                       "profile_top_tottime", "profile_top_cumulative")}
+            row["profiled"]["path"] = str(prof_path.relative_to(ROOT))
+            server.clear_records()
+
+        rerun = run_worker(cfg)
+        row["rerun"] = {"wall_s": rerun["wall_s"], "server_calls": server.calls, "call_status": rerun["call_status"],
+                        "chunks_per_s": rerun["n"] / rerun["wall_s"], "peak_rss_mb": rerun["peak_rss_mb"]}
+    wall = row["wall_s"]
+    row["chunks_per_s"] = n / wall
+    if latency > 0:
+        row["ceiling_2pass"] = args.concurrency / (PASSES_PER_CHUNK * latency)
+        row["ceiling_1pass"] = args.concurrency / latency
+        row["share_of_2pass"] = row["chunks_per_s"] / row["ceiling_2pass"]
+        row["share_of_1pass"] = row["chunks_per_s"] / row["ceiling_1pass"]
+    return row
+
+
+def _cpu_self() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _mean(xs) -> float | None:
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else None
+
+
+# ---- report ---------------------------------------------------------------------------------------
+
+def _f(x, spec=".1f", none="n/a") -> str:
+    return none if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
+
+
+def report(rows: list[dict], args) -> str:
+    out = [f"LLM extraction, {args.format} format, concurrency {args.concurrency}, max_gleanings 1 "
+           f"({PASSES_PER_CHUNK} requests per chunk); ceiling = C / (2 L) chunks/s, issue's C / L also shown", ""]
+    out += ["| latency s | chunks | wall s | chunks/s | ceiling C/(2L) | % of it | ceiling C/L | % of it "
+            "| calls/chunk | prompt tok/chunk | completion tok/chunk | client latency ms mean / p95 | peak in-flight "
+            "| peak RSS MB | client CPU s | server CPU s | rerun calls | rerun s |",
+            "|" + "---|" * 18]
+    for r in rows:
+        pt = r["prompt_tokens_per_chunk"]
+        lat = r["client_latency_ms"]
+        out.append(
+            f"| {r['latency_s']:g} | {r['n']} | {r['wall_s']:.1f} | {r['chunks_per_s']:.1f} "
+            f"| {_f(r.get('ceiling_2pass'), '.0f', '∞')} | {_f(100 * r['share_of_2pass'] if 'share_of_2pass' in r else None, '.0f')}% "
+            f"| {_f(r.get('ceiling_1pass'), '.0f', '∞')} | {_f(100 * r['share_of_1pass'] if 'share_of_1pass' in r else None, '.0f')}% "
+            f"| {r['calls_per_chunk']:.2f} | {pt['both_mean']:.0f} | {r['completion_tokens_per_chunk']:.0f} "
+            f"| {_f(lat['mean'], '.0f')} / {_f(lat['p95'], '.0f')} | {r['peak_in_flight']} | {r['peak_rss_mb']:.0f} "
+            f"| {r['cpu_user_s'] + r['cpu_sys_s']:.1f} | {r['server_cpu_s']:.1f} "
+            f"| {r['rerun']['server_calls']} | {r['rerun']['wall_s']:.1f} |")
+    out += ["", "Prompt tokens per chunk (count_message_tokens, o200k_base, OpenAI's +3 per message rule):", "",
+            "| latency s | chars/chunk | first pass | gleaning pass | both: mean | p95 | max | target |",
+            "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        pt = r["prompt_tokens_per_chunk"]
+        ok = "ok" if pt["both_max"] is not None and pt["both_max"] <= TOKEN_TARGET else "OVER"
+        out.append(f"| {r['latency_s']:g} | {r['chars_per_chunk']:.0f} | {pt['first_pass_mean']:.0f} | {pt['gleaning_mean']:.0f} "
+                   f"| {pt['both_mean']:.0f} | {pt['both_p95']} | {pt['both_max']} | <= {TOKEN_TARGET} ({ok}) |")
+    out += ["", "Where the client's time goes (synchronous work on the event loop, seconds over the run):", ""]
+    names = sorted({k for r in rows for k in r["timers"]})
+    out += ["| latency s | wall s | requests phase s | client CPU s | loop lag ms mean / p95 / max | "
+            + " | ".join(names) + " |", "|" + "---|" * (5 + len(names))]
+    for r in rows:
+        lag = r["loop_lag_ms"]
+        cells = [_f(r["timers"].get(k, {}).get("s"), ".2f", "-") for k in names]
+        out.append(f"| {r['latency_s']:g} | {r['wall_s']:.1f} | {r['requests_phase_s']:.1f} "
+                   f"| {r['cpu_user_s'] + r['cpu_sys_s']:.1f} | {_f(lag['mean'], '.1f')} / {_f(lag['p95'], '.1f')} / {_f(lag['max'], '.0f')} | "
+                   + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--worker"]:
+        print(json.dumps(worker(json.loads(argv[1]))))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chunks", type=int, default=2000, help="chunks per configuration (default 2000)")
+    parser.add_argument("--latencies", type=float, nargs="+", default=[0.0, 0.2], help="server latency per request, s")
+    parser.add_argument("--concurrency", type=int, default=32, help="LLMSettings.concurrency (default 32)")
+    parser.add_argument("--format", choices=["tuple", "structured"], default="tuple")
+    parser.add_argument("--chars", type=int, default=2000, help="approximate characters per chunk (default 2000)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", action="store_true",
+                        help="also run each configuration once more under cProfile (not in the main table)")
+    args = parser.parse_args(argv)
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    chunks, lookup = make_chunks(args.chunks, args.chars, args.seed)
+    per_chunk = [len(a) + len(b) for a, b, _ in lookup.values()]
+    print(f"{chunks.height} chunks, {chunks['text'].str.len_chars().mean():.0f} chars and "
+          f"{sum(per_chunk) / len(per_chunk):.1f} gazetteer entities on average "
+          f"(min {min(per_chunk)}, max {max(per_chunk)}), made in {time.perf_counter() - started:.1f}s", file=sys.stderr)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kg_llm_bench_") as tmp:
+        workdir = Path(tmp)
+        parquet = workdir / "chunks.parquet"
+        chunks.write_parquet(parquet)
+        for latency in args.latencies:
+            print(f"latency {latency:g}s: load {os.getloadavg()[0]:.2f}, running ...", file=sys.stderr)
+            row = measure(latency, args, parquet, lookup, workdir)
+            print(f"  {row['chunks_per_s']:.1f} chunks/s in {row['wall_s']:.1f}s, {row['server_calls']} calls, "
+                  f"rerun {row['rerun']['server_calls']} calls in {row['rerun']['wall_s']:.1f}s", file=sys.stderr)
+            rows.append(row)
+    table = report(rows, args)
+    print(table)
+    result = {
+        "created_at": datetime.now(UTC).isoformat(), "argv": argv, "python": platform.python_version(),
+        "cpus": os.cpu_count(), "passes_per_chunk": PASSES_PER_CHUNK,
+        "ceiling_formula": "chunks/s <= concurrency / (passes_per_chunk * latency_s); issue's figure: concurrency / latency_s",
+        "rows": rows, "table": table,
+    }
+    (OUT / "llm_extraction.json").write_text(json.dumps(result, indent=2, default=str))
+    print(f"\nwrote {(OUT / 'llm_extraction.json').relative_to(ROOT)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

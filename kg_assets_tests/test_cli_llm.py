@@ -1,0 +1,94 @@
+"""`kg estimate` and `kg eval extraction`, in-process through the real CLI entry point."""
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from kg_assets.cli import main
+
+SHARED_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "redocred_dev200.jsonl"
+
+
+def _estimate(capsys, project) -> dict[str, str]:
+    assert main(["estimate", "--inbox", str(project.inbox), "--db", str(project.warehouse.path),
+                 "--prompt-price", "0.15", "--completion-price", "0.6"]) == 0
+    out = capsys.readouterr().out
+    return dict(re.findall(r"^  (.+?)\s{2,}(.+)$", out, re.M))
+
+
+def test_estimate_predicts_calls_and_tokens_and_knows_what_is_cached(llm_project, capsys):
+    project = llm_project
+    before = _estimate(capsys, project)
+    assert project.server.calls == 0, "an estimate never calls the model"
+    assert project.run_all().success
+    chunks = project.sql("SELECT count(*) AS n FROM kg.chunks")["n"][0]
+    assert before["chunks"] == f"{chunks} (0 already cached)"
+    assert before["LLM calls"] == f"{2 * chunks} at most"
+    actual = project.sql("SELECT sum(prompt_tokens) AS p FROM kg.llm_calls")["p"][0]
+    estimated = int(before["prompt tokens"].replace(",", ""))
+    assert abs(estimated - actual) / actual < 0.25, (estimated, actual)
+    cost = float(before["estimated cost"].split("$")[1].split(" ")[0].replace(",", ""))
+    assert cost == pytest.approx(estimated * 0.15 / 1e6 + int(before["completion tokens"].strip("~").split(" ")[0].replace(",", "")) * 0.6 / 1e6, abs=1e-4)
+    after = _estimate(capsys, project)
+    assert after["chunks"] == f"{chunks} ({chunks} already cached)" and after["LLM calls"] == "0 at most"
+
+
+def _eval(capsys, path: Path, *extra: str) -> dict:
+    assert main(["eval", "extraction", str(path), *extra]) == 0
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_eval_extraction_scores_a_hand_checked_document(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    doc = {
+        "doc_id": "d1",
+        "text": "Dr. Sarah Chen joined the Quantum Dynamics Lab in Boston. The lab hired Marcus Webb.",
+        "entities": [
+            {"id": 0, "name": "Sarah Chen", "pipeline_type": "PERSON", "eval_entity": True, "mentions": [{"text": "Sarah Chen"}]},
+            {"id": 1, "name": "Quantum Dynamics Lab", "pipeline_type": "ORGANIZATION", "eval_entity": True,
+             "mentions": [{"text": "Quantum Dynamics Lab"}, {"text": "the lab"}]},
+            {"id": 2, "name": "Boston", "pipeline_type": "LOCATION", "eval_entity": True, "mentions": [{"text": "Boston"}]},
+            {"id": 3, "name": "Marcus Webb", "pipeline_type": "PERSON", "eval_entity": True, "mentions": [{"text": "Marcus Webb"}]},
+            {"id": 4, "name": "2025", "pipeline_type": "OTHER", "eval_entity": False, "mentions": [{"text": "2025"}]},
+        ],
+        "relations": [{"head": 0, "tail": 1, "type": "P108"}, {"head": 1, "tail": 2, "type": "P131"}, {"head": 0, "tail": 4, "type": "P580"}],
+    }
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    scores = _eval(capsys, path)
+    assert scores["entities_gold"] == 4 and scores["relations_gold"] == 2  # the date is not an eval entity
+    assert scores["entities_gold_found"] == 4 and scores["entity_recall"] == 1.0
+    assert scores["entity_precision"] == round(4 / scores["entities_predicted"], 4)
+    assert scores["relations_gold_found"] >= 1
+    assert scores["extractor"] == "heuristic" and scores["llm_calls"] == 0
+    for key in ("entity_f1", "relation_precision", "relation_recall", "relation_f1", "prompt_tokens", "completion_tokens", "seconds"):
+        assert key in scores
+
+
+@pytest.mark.skipif(not SHARED_EVAL.exists(), reason="shared/eval data is not beside this checkout")
+def test_eval_extraction_on_the_shared_redocred_sample(capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    scores = _eval(capsys, SHARED_EVAL, "--limit", "40")
+    assert scores["documents"] == 40
+    assert 0.6 < scores["entity_f1"] <= 1.0 and 0.0 < scores["relation_f1"] < 1.0
+
+
+def test_eval_extraction_with_an_llm_counts_calls_and_tokens(llm_project, tmp_path, capsys):
+    doc = {"doc_id": "x", "text": "Sarah Chen joined Quantum Dynamics Lab last spring.",
+           "entities": [{"id": 0, "name": "Sarah Chen", "pipeline_type": "PERSON", "mentions": [{"text": "Sarah Chen"}]},
+                        {"id": 1, "name": "Quantum Dynamics Lab", "pipeline_type": "ORGANIZATION", "mentions": [{"text": "Quantum Dynamics Lab"}]}],
+           "relations": [{"head": 0, "tail": 1, "type": "P108"}]}
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    scores = _eval(capsys, path)
+    assert scores["extractor"] == "llm"
+    assert scores["llm_calls"] == llm_project.server.calls == 2
+    assert scores["prompt_tokens"] > 0 and scores["completion_tokens"] > 0
+    assert scores["entity_f1"] == 1.0 and scores["relation_f1"] == 1.0
+    again = _eval(capsys, path)
+    assert again["llm_calls"] == 0 and again["cache_hits"] == 2
