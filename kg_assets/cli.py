@@ -76,6 +76,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"  {'failed documents':<16} {failed.height:>10,}")
     for document_id, error in failed.iter_rows():
         print(f"    {document_id}: {error}")
+    calls = warehouse.query(
+        """SELECT count(*) FILTER (WHERE status <> 'cache_hit') AS calls, count(*) FILTER (WHERE status = 'cache_hit') AS hits,
+                  coalesce(sum(prompt_tokens) FILTER (WHERE status <> 'cache_hit'), 0) AS prompt,
+                  coalesce(sum(completion_tokens) FILTER (WHERE status <> 'cache_hit'), 0) AS completion,
+                  coalesce(sum(cost_usd), 0) AS cost FROM kg.llm_calls WHERE run_id = $run""",
+        {"run": result.run_id},
+    ).row(0, named=True)
+    if calls["calls"] or calls["hits"]:
+        print(f"  {'LLM calls':<16} {calls['calls']:>10,}  ({calls['hits']:,} cache hits; {calls['prompt']:,} prompt + "
+              f"{calls['completion']:,} completion tokens; ${calls['cost']:.4f})")
     failing = [c for c in checks if not c.passed]
     print(f"  checks           {len(checks) - len(failing)}/{len(checks)} passed")
     for check in failing:

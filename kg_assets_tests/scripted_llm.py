@@ -72,3 +72,34 @@ def extraction_responder(names: dict[str, str] = SAMPLE_NAMES, missed: dict[str,
         return Reply(content=to_tuples(entities, relations, attributes))
 
     return respond
+
+
+def main() -> None:
+    """Serve the scripted model on a fixed port, for trying `kg run` against an LLM by hand:
+
+        python -m kg_assets_tests.scripted_llm --port 8765 [--latency 0.2]
+        OPENAI_BASE_URL=http://127.0.0.1:8765/v1 OPENAI_API_KEY=test kg run
+    """
+    import argparse
+    import signal
+    import threading
+
+    from kg_assets_tests.openai_server import FakeOpenAIServer
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
+    args = parser.parse_args()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with FakeOpenAIServer(extraction_responder(), port=args.port, latency_s=args.latency) as server:
+        print(f"scripted OpenAI-compatible model at {server.base_url}", flush=True)
+        try:
+            stop.wait()
+        except KeyboardInterrupt:
+            pass
+        print(f"served {server.calls} requests", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -235,3 +235,12 @@ def test_cancelling_a_run_stops_llm_calls_writes_nothing_and_the_rerun_pays_only
     assert hits >= paid_before_cancel
     assert project.server.calls - calls_before_rerun == 2 * chunks - hits, "cached calls are free"
     assert project.sql("SELECT count(*) AS n FROM kg.chunk_extractions WHERE status = 'ok'")["n"][0] == chunks
+
+
+def test_health_check_fails_when_a_run_extracts_nothing(llm_project):
+    project = llm_project
+    project.server.set_responder(lambda request: Reply(content="<|COMPLETE|>"))  # valid, but empty
+    result = project.run_all()
+    check = _check(result, "extraction_health")
+    assert not check.passed
+    assert check.metadata["empty_share"].value == 1.0 and check.metadata["failed"].value == 0

@@ -4,12 +4,15 @@ Blocking checks stop downstream assets from being built on wrong data.
 """
 
 
+import os
+
 import dagster as dg
 import polars as pl
 
 from kg_assets.defs.resources import WarehouseResource
 
-MAX_EXTRACTION_FAILURE_SHARE = 0.2
+DEFAULT_MAX_FAILED_SHARE = 0.2
+DEFAULT_MAX_EMPTY_SHARE = 0.5
 
 
 def _result(violations: pl.DataFrame, what: str) -> dg.AssetCheckResult:
@@ -51,16 +54,24 @@ def relation_endpoints_exist(warehouse: WarehouseResource) -> dg.AssetCheckResul
 
 @dg.asset_check(
     asset="entity_mentions",
-    description=f"Share of chunks whose extraction failed stays under {MAX_EXTRACTION_FAILURE_SHARE:.0%}.",
+    description="Shares of chunks whose extraction failed (KG_MAX_FAILED_CHUNK_SHARE, default 0.2) or found no "
+    "entity (KG_MAX_EMPTY_CHUNK_SHARE, default 0.5) stay under their thresholds: a run that 'succeeds' with "
+    "nothing extracted fails here.",
 )
 def extraction_health(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    max_failed = float(os.environ.get("KG_MAX_FAILED_CHUNK_SHARE", DEFAULT_MAX_FAILED_SHARE))
+    max_empty = float(os.environ.get("KG_MAX_EMPTY_CHUNK_SHARE", DEFAULT_MAX_EMPTY_SHARE))
     stats = warehouse.get().query(
-        "SELECT count(*) AS chunks, count(*) FILTER (WHERE status <> 'ok') AS failed FROM kg.chunk_extractions"
+        """SELECT count(*) AS chunks, count(*) FILTER (WHERE status <> 'ok') AS failed,
+                  count(*) FILTER (WHERE status = 'ok' AND mention_count = 0) AS empty,
+                  coalesce(sum(bad_lines), 0)::BIGINT AS bad_lines FROM kg.chunk_extractions"""
     ).row(0, named=True)
-    share = stats["failed"] / stats["chunks"] if stats["chunks"] else 0.0
+    failed_share = stats["failed"] / stats["chunks"] if stats["chunks"] else 0.0
+    empty_share = stats["empty"] / stats["chunks"] if stats["chunks"] else 0.0
     return dg.AssetCheckResult(
-        passed=share <= MAX_EXTRACTION_FAILURE_SHARE,
-        metadata={"chunks": stats["chunks"], "failed": stats["failed"], "failed_share": share},
+        passed=failed_share <= max_failed and empty_share <= max_empty,
+        metadata={**stats, "failed_share": failed_share, "empty_share": empty_share,
+                  "max_failed_share": max_failed, "max_empty_share": max_empty},
     )
 
 
