@@ -12,7 +12,7 @@ def build_definitions() -> dg.Definitions:
     return dg.Definitions.merge(
         dg.Definitions(assets=[ingest.documents, ingest.chunks], sensors=[ingest.inbox_sensor]),
         dg.Definitions(assets=[extraction.extraction]),
-        dg.Definitions(assets=[graph.linked_entities, graph.knowledge_graph]),
+        dg.Definitions(assets=[graph.linked_entities, graph.knowledge_graph, graph.entity_attributes]),
         dg.Definitions(asset_checks=checks.checks),
         dg.Definitions(assets=[dbt.kg_dbt_models], resources={"dbt": dbt.dbt_resource()}),
         dg.Definitions(

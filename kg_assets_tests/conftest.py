@@ -10,7 +10,8 @@ import pytest
 from kg_assets.defs.partitions import documents_partitions, range_tags
 from kg_assets.storage.warehouse import Warehouse
 
-CORE_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "knowledge_graph")
+CORE_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "knowledge_graph",
+               "entity_attributes")
 SAMPLE_INBOX = Path(__file__).resolve().parents[1] / "data" / "inbox"
 
 

@@ -110,3 +110,25 @@ def test_bad_documents_are_recorded_and_the_rest_of_the_run_goes_on(project, mon
     fixed = project.sql("SELECT status FROM kg.documents WHERE document_id = 'bad/empty.txt' AND valid_until IS NULL")
     assert fixed["status"].to_list() == ["ok"]
     assert project.sql("SELECT count(*) AS n FROM kg.entity_mentions WHERE name = 'Grace Hopper'")["n"][0] == 1
+
+
+def test_the_employer_change_in_the_sample_corpus_becomes_attribute_history(built):
+    project = built
+    history = project.sql("""
+        SELECT h.value, h.valid_from::DATE::VARCHAR AS since, h.valid_until::DATE::VARCHAR AS until, h.is_current
+        FROM kg.entity_attributes_history h JOIN kg.entities e USING (entity_id)
+        WHERE e.name = 'Marcus Webb' AND e.valid_until IS NULL AND h.attr_key = 'employer' ORDER BY h.valid_from""")
+    assert history.rows()[-2:] == [
+        ("Northwind Robotics", history["since"][-2], "2025-06-18", False),
+        ("Quantum Dynamics Lab", "2025-06-18", None, True),
+    ]
+    as_of = project.sql("""
+        SELECT a.value FROM kg.entity_attributes_at(TIMESTAMPTZ '2025-03-01 00:00:00+00') a JOIN kg.entities e USING (entity_id)
+        WHERE e.name = 'Marcus Webb' AND e.valid_until IS NULL AND a.attr_key = 'employer'""")
+    assert as_of["value"].to_list() == ["Northwind Robotics"]
+    sup = project.sql("""SELECT old_value, new_value, relation_type FROM kg.attribute_supersessions s JOIN kg.entities e USING (entity_id)
+                         WHERE e.name = 'Marcus Webb' AND e.valid_until IS NULL AND s.attr_key = 'employer'""")
+    assert ("Northwind Robotics", "Quantum Dynamics Lab", "SUPERSEDES") in sup.rows()
+    hq = project.sql("""SELECT a.value FROM kg.entity_attributes_current a JOIN kg.entities e USING (entity_id)
+                        WHERE e.name = 'Northwind Robotics' AND e.valid_until IS NULL AND a.attr_key = 'headquarters'""")
+    assert hq["value"].to_list() == ["Pittsburgh"]

@@ -22,7 +22,7 @@ def _chunks(doc: str, n: int, tag: str = "") -> pl.DataFrame:
 
 def test_schema_kg_holds_every_contract_table(wh):
     with wh.connect() as con:
-        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema='kg'").fetchall()}
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema='kg' AND table_type = 'BASE TABLE'").fetchall()}
     assert tables == set(schemas.TABLES)
 
 

@@ -26,6 +26,9 @@ setup() {
   export PATH="$VENV/bin:$PATH"
   # The project folder is the Dagster instance home: `kg run` and `dagster dev` share runs and partitions.
   export DAGSTER_HOME=${DAGSTER_HOME:-$ROOT}
+  # One planned event per asset for ranged runs, and batched event writes where the storage supports them.
+  export DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS=${DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS:-true}
+  export DAGSTER_EVENT_BATCH_SIZE=${DAGSTER_EVENT_BATCH_SIZE:-1000}
 }
 
 case "${1:-}" in

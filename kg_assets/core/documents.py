@@ -159,6 +159,10 @@ def extract_text(raw: bytes, source_type: str, stem: str) -> dict:
     return {"text": text, "title": title, "headings": headings, "encoding": encoding, "document_date": doc_date}
 
 
+def content_hash(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
 def read_document(path: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
     """A `documents` row for the file at `path`: status 'ok' with text, or 'error' with the reason."""
     row: dict = {"document_id": key, "path": str(path), "source_type": SUPPORTED_SUFFIXES.get(path.suffix.lower()),
@@ -169,7 +173,7 @@ def read_document(path: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES) -> d
         if size > max_bytes:
             raise DocumentError(f"document is {size:,} bytes, over the {max_bytes:,}-byte limit (KG_MAX_DOCUMENT_BYTES)")
         raw = path.read_bytes()
-        row["content_hash"] = hashlib.sha256(raw).hexdigest()
+        row["content_hash"] = content_hash(raw)
         if row["source_type"] is None:
             raise DocumentError(f"unsupported file type {path.suffix!r}")
         row.update(extract_text(raw, row["source_type"], path.stem))

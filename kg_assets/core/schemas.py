@@ -146,6 +146,35 @@ ENTITIES = {
     "valid_until": TS,
 }
 
+# Versioned in domain time: valid_from = when a document said it; one current row per (entity_id, attr_key).
+ENTITY_ATTRIBUTES = {
+    "attribute_id": pl.String,
+    "entity_id": pl.String,
+    "attr_key": pl.String,
+    "value": pl.String,  # displayed: most frequent surface form of normalized_value
+    "normalized_value": pl.String,
+    "confidence": pl.Float64,  # max over the row's observations
+    "valid_from": TS,
+    "valid_until": TS,  # NULL = current
+    "source_document_ids": STRS,
+    "source_chunk_ids": STRS,
+    "observation_count": pl.Int64,
+    "supersedes_value": pl.String,  # previous row's value, NULL for the first
+    "superseded_by_value": pl.String,  # next row's value, NULL for the current row
+}
+
+ATTRIBUTE_SUPERSESSIONS = {
+    "supersession_id": pl.String,
+    "entity_id": pl.String,
+    "attr_key": pl.String,
+    "old_value": pl.String,
+    "new_value": pl.String,
+    "superseded_at": TS,  # = the new row's valid_from
+    "old_attribute_id": pl.String,
+    "new_attribute_id": pl.String,
+    "relation_type": pl.String,  # always SUPERSEDES
+}
+
 ENTITY_ALIASES = {
     "from_id": pl.String,
     "to_id": pl.String,
@@ -193,6 +222,8 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "entity_aliases": ENTITY_ALIASES,
     "graph_nodes": GRAPH_NODES,
     "graph_edges": GRAPH_EDGES,
+    "entity_attributes": ENTITY_ATTRIBUTES,
+    "attribute_supersessions": ATTRIBUTE_SUPERSESSIONS,
 }
 
 

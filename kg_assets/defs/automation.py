@@ -5,18 +5,26 @@ import duckdb
 import dagster as dg
 
 from kg_assets.core.chunking import CHUNKER_VERSION
-from kg_assets.defs.ingest import PARTITIONED_ASSETS
-from kg_assets.defs.partitions import documents_partitions, partition_ranges, range_tags
+from kg_assets.defs.partitions import (
+    CONSOLIDATION_ASSETS,
+    PARTITIONED_ASSETS,
+    documents_partitions,
+    partition_ranges,
+    range_tags,
+)
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
 
-CONSOLIDATION_ASSETS = ["linked_entities", "knowledge_graph"]
 
 kg_pipeline = dg.define_asset_job(
     "kg_pipeline",
     selection=dg.AssetSelection.all(),
     description="Everything: documents -> chunks -> extraction -> linked entities -> knowledge graph -> dbt marts, with checks.",
 )
-consolidation = dg.define_asset_job("consolidation", selection=dg.AssetSelection.assets(*CONSOLIDATION_ASSETS))
+consolidation = dg.define_asset_job(
+    "consolidation",
+    selection=dg.AssetSelection.all() - dg.AssetSelection.assets(*PARTITIONED_ASSETS),
+    description="Everything built from all partitions at once: entities, graph, attributes, dbt marts.",
+)
 
 
 @dg.schedule(

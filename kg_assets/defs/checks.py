@@ -80,6 +80,13 @@ def entities_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResul
     return _result(warehouse.get().duplicate_current_keys("entities", ["entity_id"]), "entities with several current rows")
 
 
+@dg.asset_check(asset="entity_attributes", blocking=True,
+                description="kg.entity_attributes has one current row per (entity_id, attr_key).")
+def attributes_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(warehouse.get().duplicate_current_keys("entity_attributes", ["entity_id", "attr_key"]),
+                   "attributes with several current values")
+
+
 @dg.asset_check(asset="knowledge_graph", blocking=True,
                 description="kg.graph_edges has one current row per (source_id, target_id, relation_type).")
 def edges_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResult:
@@ -104,6 +111,7 @@ checks = [
     relation_endpoints_exist,
     extraction_health,
     entities_one_current_row,
+    attributes_one_current_row,
     edges_one_current_row,
     edges_join_current_nodes,
 ]

@@ -2,9 +2,11 @@
 
 
 import dagster as dg
+import polars as pl
 
 from kg_assets.core.consolidate import build_edges, build_entities, build_nodes
 from kg_assets.core.linking import ExactIdLinker, apply_redirects
+from kg_assets.core.temporal import build_entity_attributes
 from kg_assets.defs.partitions import documents_partitions
 from kg_assets.defs.resources import WarehouseResource
 from kg_assets.defs.tables import table_metadata
@@ -45,7 +47,7 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     redirects = linker.link(mentions)
     entities = build_entities(apply_redirects(mentions, redirects, ["entity_id"]), documents)
     stats = wh.replace_current({"entities": (["entity_id"], entities)})["entities"]
-    wh.replace_table("entity_aliases", redirects)
+    wh.replace_tables({"entity_aliases": redirects})
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": stats["current"],
@@ -87,5 +89,35 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
             "nodes_closed": stats["graph_nodes"]["closed"],
             "edges_closed": stats["graph_edges"]["closed"],
             "relations": relations.height,
+        }
+    )
+
+
+@dg.asset(
+    deps=[linked_entities, "entity_mentions"],
+    pool="duckdb",
+    group_name="graph",
+    kinds={"duckdb", "polars"},
+    automation_condition=after_upstream_settles,
+    metadata=table_metadata("entity_attributes", "attribute_supersessions"),
+    description="Time-versioned entity attributes (valid_from / valid_until in document time) from every "
+    "attribute observation, with each supersession recorded; views entity_attributes_current / _history / _as_of.",
+)
+def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    wh = warehouse.get()
+    observations = wh.query("SELECT * FROM kg.attribute_observations")
+    documents = wh.query("SELECT document_id, document_date, ingested_at FROM kg.documents WHERE valid_until IS NULL")
+    redirects = wh.query("SELECT * FROM kg.entity_aliases")
+    attributes, supersessions = build_entity_attributes(observations, documents, redirects)
+    wh.replace_tables({"entity_attributes": attributes, "attribute_supersessions": supersessions})
+    current = attributes.filter(pl.col("valid_until").is_null())
+    context.log.info(f"{current.height:,} current attributes, {supersessions.height:,} supersessions")
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": attributes.height,
+            "observations": observations.height,
+            "current_attributes": current.height,
+            "history_rows": attributes.height - current.height,
+            "supersessions": supersessions.height,
         }
     )

@@ -11,11 +11,17 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.core.chunking import CHUNKER_VERSION, chunk_documents
 from kg_assets.core.documents import read_document, scan_inbox
-from kg_assets.defs.partitions import documents_partitions, partition_ranges, range_tags, single_run
+from kg_assets.defs.partitions import (
+    CONSOLIDATION_ASSETS,
+    PARTITIONED_ASSETS,
+    documents_partitions,
+    partition_ranges,
+    range_tags,
+    single_run,
+)
 from kg_assets.defs.resources import PipelineSettings, WarehouseResource
 from kg_assets.defs.tables import table_metadata
 
-PARTITIONED_ASSETS = ["documents", "chunks", "entity_mentions", "local_relations"]
 eager = dg.AutomationCondition.eager()
 
 
@@ -135,7 +141,7 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: PipelineSettings
         requests.append(
             dg.RunRequest(
                 run_key=f"retire:{len(known)}:{','.join(deleted)[:200]}",
-                asset_selection=[dg.AssetKey("linked_entities"), dg.AssetKey("knowledge_graph")],
+                asset_selection=[dg.AssetKey(a) for a in CONSOLIDATION_ASSETS],
             )
         )
     if added or changed or deleted:

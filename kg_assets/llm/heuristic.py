@@ -109,6 +109,12 @@ CONF_SINGLE_GIVEN = 0.55
 CONF_YEAR_EVENT = 0.6
 CONF_PREPOSITION = 0.6
 CONF_FALLBACK = 0.4
+CONF_CONTEXT = 0.7  # a weak mention retyped by an attribute cue ("X, a senior engineer at Y")
+
+CONF_ATTR_VERB = 0.8  # explicit verb: joined, works at, headquartered in, founded, moved to, lives in
+CONF_ATTR_COPULA = 0.75  # "X is the CTO of Y"
+CONF_ATTR_APPOSITIVE = 0.7  # "X, a senior engineer at Y", "Y's CTO, X", "based in", "headquarters in"
+CONF_ATTR_WEAK = 0.6  # "X of Y", simple past "worked at", an organisation "moved to" a place
 STRONG = 0.7
 
 STRENGTH_VERB = 1.0
@@ -371,6 +377,102 @@ _NO_BREAK_ABBR = _words(
 _SOFT_ABBR = _words("inc corp ltd co llc plc bros etc al")
 _UPPER_SNAKE_RE = re.compile(r"[^0-9A-Za-z]+")
 
+# --- attribute cues (see "Attributes" in the module docstring) ----------------------------------------
+ROLE_WORDS = _words(
+    """engineer scientist researcher director manager officer executive ceo cto cfo coo cio cso cmo founder
+    co-founder cofounder professor lecturer lead head president vice-president vp chair chairman chairwoman
+    chairperson chief developer designer analyst consultant architect programmer physicist chemist
+    biologist economist mathematician statistician fellow postdoc intern partner specialist technician
+    coordinator administrator editor journalist reporter correspondent dean principal employee staffer
+    counsel attorney lawyer physician surgeon nurse teacher instructor advisor adviser strategist treasurer
+    secretary"""
+)
+FOUNDER_WORDS = _words("founder co-founder cofounder")
+# A role or cue next to one of these is not a current fact ("former engineer at", "previously worked at").
+PAST_MARKERS = _words(
+    "former formerly previous previously ex ex- erstwhile onetime one-time retired late outgoing then once past had"
+)
+# Words after which a capitalised name can start a clause (its subject) rather than be an object.
+_SUBJECT_OPENERS = (
+    _words(
+        """and but or nor while when whereas since after before then so because although though that
+        meanwhile now today later also yesterday finally eventually recently soon once if as where
+        however thus hence"""
+    )
+    | _REPORTING
+)
+_SUBJECT_PRONOUNS = _words("i he she it we they you")
+_WEAK_CUES = frozenset({"fallback", "preposition"})  # typed by nothing but position: a cue may retype them
+
+_ROLE_WORD = "(?:" + "|".join(re.escape(w) for w in sorted(ROLE_WORDS, key=len, reverse=True)) + r")(?![\w-])"
+_ROLE_ONE = (
+    rf"(?:[A-Za-z][\w-]*\s+){{0,3}}?{_ROLE_WORD}"
+    r"(?:\s+(?:of|for)\s+(?:the\s+)?[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?)?"
+)
+_ROLE_PHRASE = rf"(?i:{_ROLE_ONE}(?:\s+and\s+(?:(?:a|an|the)\s+)?{_ROLE_ONE})?)"
+_TITLE_OPT = r"(?:(?:Dr|Prof|Mr|Mrs|Ms|Mx|Sir|Dame)\.?\s+)?"
+_UPSTART = rf"(?=[{_UP}]|[a-z]{{1,3}}[{_UP}])"
+_ACRONYM_OPT = r"(?:\s*\([^()]{1,20}\))?"
+# Cues read right before their object mention (one finditer over the chunk); see _attribute_pass.
+_CUE_RE = re.compile(
+    r"\b(?:"
+    r"(?P<join>joined|joins|rejoined|rejoins)"
+    r"|(?P<work>(?:works|working|worked)\s+(?:at|for))"
+    r"|(?P<hired>(?:employed|hired|recruited)\s+by)"
+    r"|(?P<copula>(?:is|serves\s+as|works\s+as|remains|became|has\s+become|was\s+named|was\s+appointed"
+    r"|has\s+been\s+named|has\s+been\s+appointed)\s+(?:now\s+)?(?:(?:a|an|the|its|their)\s+)?"
+    rf"(?P<crole>{_ROLE_PHRASE})\s+(?:at|of|for|with))"
+    r"|(?P<hqmove>(?:moved|relocated)\s+(?:its|their)\s+(?:headquarters|HQ|head\s+office)"
+    r"(?:\s+from\s+[^,.;]{1,40}?)?\s+to)"
+    r"|(?P<move>(?:moved|relocated)(?:\s+back)?(?:\s+from\s+[^,.;]{1,40}?)?\s+to)"
+    r"|(?P<hq>(?:headquartered|(?:headquarters|HQ|head\s+office)(?:\s+(?:is|are))?(?:\s+now)?)\s+in)"
+    r"|(?P<based>based\s+in)"
+    r"|(?P<lives>(?:lives|living|resides|residing)\s+in)"
+    r"|(?P<founded>co-?founded|cofounded|founded)"
+    r"|(?P<foundedby>(?:[Cc]o-?founded|[Cc]ofounded|[Ff]ounded)(?:\s+(?:in|on)\s+[^,.;]{1,30}?)?\s+by)"
+    r"|(?P<foundedin>[Ff]ounded\s+in)"
+    rf")\s+(?:the\s+)?{_TITLE_OPT}{_UPSTART}"
+)
+_CUE_KINDS = ("join", "work", "hired", "copula", "hqmove", "move", "hq", "based", "lives", "founded",
+              "foundedby", "foundedin")
+# Gaps between two mentions (fullmatch on the text between them).
+_APPOS_GAP_RE = re.compile(  # PERSON, a senior engineer at ORG
+    r",\s+(?:who\s+is\s+(?:now\s+|currently\s+)?)?(?:(?:a|an|the|its|their|our|his|her)\s+)?"
+    rf"(?P<role>{_ROLE_PHRASE})\s+(?:at|of|for|with)\s+(?:the\s+)?"
+)
+_APPOS_AND_GAP_RE = re.compile(  # ... and a professor of physics at ORG2
+    rf"{_ACRONYM_OPT}\s+and\s+(?:(?:a|an|the)\s+)?(?P<role>{_ROLE_PHRASE})\s+(?:at|of|for|with)\s+(?:the\s+)?"
+)
+_COMMA_GAP_RE = re.compile(r",\s+(?:the\s+)?")
+_POSS_ROLE_RE = re.compile(  # (PERSON, ) ORG's chief technology officer(, PERSON)
+    rf"['’]s\s+(?:(?:new|current|longtime|long-time)\s+)?(?P<role>(?i:(?:[A-Za-z][\w-]*\s+){{0,3}}?{_ROLE_WORD}))"
+)
+_POSS_TAIL_RE = re.compile(r"\s*(?:[,;:.)—–]|$)")
+_POSS_TO_PERSON_RE = re.compile(rf"\s*,?\s+{_TITLE_OPT}")
+_OF_GAP_RE = re.compile(r"\s+of\s+(?:the\s+)?")
+_COORD_GAP_RE = re.compile(rf"\s*(?:,\s*(?:and\s+)?|and\s+){_TITLE_OPT}")
+_RELATIVE_RE = re.compile(r"\s*,?\s*(?:who|which|that)\b")
+_WHO_RE = re.compile(r"\s*,\s*who\b")
+_AS_ROLE_RE = re.compile(
+    rf"{_ACRONYM_OPT},?\s+as\s+(?:(?:a|an|the|its|their|our|his|her)\s+)?"
+    rf"(?P<role>[{_UP}][\w&-]*(?:\s+(?:(?:of|for|and|&)\s+)?[{_UP}][\w&-]*){{0,5}}|(?i:{_ROLE_ONE}))"
+)
+_IN_AFTER_RE = re.compile(r",?\s+in\s+(?:the\s+)?")
+_BASED_GAP_RE = re.compile(
+    rf"{_ACRONYM_OPT}\s*(?:,\s*(?:(?:who|which)\s+)?)?(?:(?:is|are|remains|has\s+been)\s+)?"
+    r"(?:(?:now|currently|still|also)\s+)?"
+)
+_FOUNDED_GAP_RE = re.compile(
+    rf"{_ACRONYM_OPT}(?:\s*,\s*(?:a|an|the)\s+[^,;()]{{1,60}}?\s+|\s*,?\s*(?:(?:which|that)\s+)?"
+    r"(?:(?:was|were|is|had\s+been|has\s+been)\s+)?(?:(?:originally|initially|jointly|first)\s+)?)"
+)
+# A sentence-initial single word followed by one of these is an organisation subject, not noise.
+_HQ_SUBJECT_RE = re.compile(
+    r"\s+(?:(?:is|was)\s+(?:now\s+|currently\s+)?headquartered\s+in|(?:moved|relocated)\s+(?:its|their)\s+"
+    r"(?:headquarters|HQ|head\s+office))\b"
+)
+_LAST_TOKEN_RE = re.compile(r"([\w.'’-]+)\s*\Z")
+
 
 def _blocks(text: str) -> list[tuple[int, int]]:
     """Paragraph-like blocks: split at blank lines, headings, list items, quotes and table rows."""
@@ -461,7 +563,7 @@ class HeuristicExtractor:
     """Rule-based extractor; see the module docstring for the rules and their limits."""
 
     name = "heuristic"
-    version = "heuristic-1"
+    version = "heuristic-2"  # 2: attribute observations, cue-based retyping of weak mentions
 
     def __init__(
         self,
@@ -499,11 +601,13 @@ class HeuristicExtractor:
         m_desc: list[str] = []
         # relation candidates: (chunk pos, source idx, target idx, type, keywords, description, strength)
         rel_cands: list[tuple[int, int, int, str, str | None, str, float]] = []
+        # attribute candidates: (chunk pos, subject idx, attr_key, value, confidence)
+        attr_cands: list[tuple[int, int, str, str, float]] = []
         errors: dict[int, str] = {}
 
         for pos in range(n):
             try:
-                mentions, rels = self._extract_text(texts[pos])
+                mentions, rels, attrs = self._extract_text(texts[pos])
             except Exception as exc:  # one bad chunk never fails the batch
                 errors[pos] = f"{type(exc).__name__}: {exc}"
                 continue
@@ -518,6 +622,8 @@ class HeuristicExtractor:
                 m_desc.append(desc)
             for i, j, rtype, kw, desc, strength in rels:
                 rel_cands.append((pos, base + i, base + j, rtype, kw, desc, strength))
+            for i, key, value, conf in attrs:
+                attr_cands.append((pos, base + i, key, value, conf))
 
         # entity ids: normalise and hash each distinct (type, surface name) once
         lookup: dict[tuple[str, str], tuple[str, str]] = {}
@@ -589,6 +695,33 @@ class HeuristicExtractor:
             out_r["description"].append(desc)
             out_r["strength"].append(strength)
 
+        out_a: dict[str, list] = {k: [] for k in (
+            "observation_id", "chunk_id", "document_id", "entity_id", "entity_name", "attr_key", "value",
+            "confidence",
+        )}
+        attribute_counts = [0] * n
+        seen_obs: dict[str, int] = {}
+        for pos, i, key, value, conf in attr_cands:
+            eid = m_ids[i]
+            if eid is None:
+                continue
+            cid = chunk_ids[pos]
+            oid = "observation_" + stable_hash(str(cid), eid, key, value.casefold())
+            row = seen_obs.get(oid)
+            if row is not None:  # the same fact twice in a chunk: one row, the best cue's confidence
+                out_a["confidence"][row] = max(out_a["confidence"][row], conf)
+                continue
+            seen_obs[oid] = len(out_a["observation_id"])
+            attribute_counts[pos] += 1
+            out_a["observation_id"].append(oid)
+            out_a["chunk_id"].append(cid)
+            out_a["document_id"].append(doc_ids[pos])
+            out_a["entity_id"].append(eid)
+            out_a["entity_name"].append(m_name[i])
+            out_a["attr_key"].append(key)
+            out_a["value"].append(value)
+            out_a["confidence"].append(conf)
+
         mentions_df = pl.DataFrame(out_m, schema={k: schemas.ENTITY_MENTIONS[k] for k in out_m})
         mentions_df = mentions_df.with_columns(
             pl.lit(0, pl.Int32).alias("gleaning_pass"),
@@ -597,6 +730,12 @@ class HeuristicExtractor:
         )
         relations_df = pl.DataFrame(out_r, schema={k: schemas.LOCAL_RELATIONS[k] for k in out_r})
         relations_df = relations_df.with_columns(
+            pl.lit(0, pl.Int32).alias("gleaning_pass"),
+            pl.lit(self.name).alias("extractor"),
+            pl.lit(self.version).alias("extractor_version"),
+        )
+        attributes_df = pl.DataFrame(out_a, schema={k: schemas.ATTRIBUTE_OBSERVATIONS[k] for k in out_a})
+        attributes_df = attributes_df.with_columns(
             pl.lit(0, pl.Int32).alias("gleaning_pass"),
             pl.lit(self.name).alias("extractor"),
             pl.lit(self.version).alias("extractor_version"),
@@ -610,6 +749,7 @@ class HeuristicExtractor:
                 "error": [errors.get(p) for p in range(n)],
                 "mention_count": mention_counts,
                 "relation_count": relation_counts,
+                "attribute_count": attribute_counts,
             },
             schema={
                 "chunk_id": pl.String,
@@ -619,8 +759,11 @@ class HeuristicExtractor:
                 "error": pl.String,
                 "mention_count": pl.Int32,
                 "relation_count": pl.Int32,
+                "attribute_count": pl.Int32,
             },
         ).with_columns(
+            pl.lit(0, pl.Int32).alias("passes"),  # no model passes
+            pl.lit(0, pl.Int32).alias("bad_lines"),
             pl.lit(self.name).alias("extractor"),
             pl.lit(self.version).alias("extractor_version"),
             pl.lit(now, schemas.TS).alias("extracted_at"),
@@ -629,27 +772,29 @@ class HeuristicExtractor:
             schemas.conform(mentions_df, schemas.ENTITY_MENTIONS),
             schemas.conform(relations_df, schemas.LOCAL_RELATIONS),
             schemas.conform(status_df, schemas.CHUNK_EXTRACTIONS),
+            attributes=schemas.conform(attributes_df, schemas.ATTRIBUTE_OBSERVATIONS),
         )
 
     # --- one chunk ---------------------------------------------------------------------------------
-    def _extract_text(self, text: object) -> tuple[list[tuple], list[tuple]]:
-        """Mentions (start, end, name, type, conf, description) and relation candidates for one text.
+    def _extract_text(self, text: object) -> tuple[list[tuple], list[tuple], list[tuple]]:
+        """Mentions (start, end, name, type, conf, description), relation and attribute candidates.
 
-        Relation candidates are (source idx, target idx, type, keywords, description, strength) with
-        indices into the returned mention list.
+        Relation candidates are (source idx, target idx, type, keywords, description, strength) and
+        attribute candidates (subject idx, attr_key, value, confidence), indices into the mention list.
         """
         if not isinstance(text, str):
             raise TypeError(f"chunk text must be a string, got {type(text).__name__}")
         if not text.strip():
-            return [], []
+            return [], [], []
         sentences = split_sentences(text)
         if not sentences:
-            return [], []
+            return [], [], []
         sent_starts = [s for s, _ in sentences]
         spans = self._spans(text, sentences, sent_starts)
         if not spans:
-            return [], []
+            return [], [], []
         self._resolve_in_chunk(text, spans)
+        attributes = self._attributes(text, spans, sentences)  # may retype weak mentions: before mentions
 
         desc_cache: dict[int, str] = {}
 
@@ -663,7 +808,7 @@ class HeuristicExtractor:
 
         mentions = [(sp.start, sp.end, sp.name, sp.etype, sp.conf, sentence_text(sp.sent)) for sp in spans]
         relations = self._relations(text, spans, sentence_text)
-        return mentions, relations
+        return mentions, relations, attributes
 
     def _decompose(self, group: str) -> tuple[tuple, ...]:
         """Split one capitalised-span match into name sub-spans (cached: surface strings repeat a lot).
@@ -929,7 +1074,13 @@ class HeuristicExtractor:
             spans[:] = [
                 sp
                 for sp in spans
-                if not (sp.initial and sp.cue == "fallback" and len(sp.words) == 1 and sp.name not in mid)
+                if not (
+                    sp.initial
+                    and sp.cue == "fallback"
+                    and len(sp.words) == 1
+                    and sp.name not in mid
+                    and _HQ_SUBJECT_RE.match(text, sp.end) is None  # "Northwind is headquartered in ..."
+                )
             ]
         allowed = self._allowed
         if any(sp.etype not in allowed for sp in spans):
@@ -941,6 +1092,372 @@ class HeuristicExtractor:
                     sp.etype = "OTHER"
                 keep.append(sp)
             spans[:] = keep
+
+    # --- attributes ----------------------------------------------------------------------------
+    def _attributes(self, text: str, spans: list[_Span], sentences: list[tuple[int, int]]) -> list[tuple]:
+        """Attribute candidates (subject span idx, attr_key, value, confidence) of one chunk.
+
+        A cue may retype a weakly typed mention (see the module docstring); when that happened the chunk
+        is read once more so every cue sees the final types.
+        """
+        if len(spans) < 2:
+            return []
+        retyped: list[bool] = [False]
+        out = self._attribute_pass(text, spans, sentences, retyped)
+        if retyped[0]:
+            out = self._attribute_pass(text, spans, sentences, retyped)
+        return out
+
+    def _attribute_pass(
+        self, text: str, spans: list[_Span], sentences: list[tuple[int, int]], retyped: list[bool]
+    ) -> list[tuple]:
+        out: list[tuple] = []
+        n = len(spans)
+        by_start = {sp.start: k for k, sp in enumerate(spans)}
+        allowed = self._allowed
+
+        # acronyms defined in this chunk ("Quantum Dynamics Lab (QDL)") resolve to the full name in values
+        full_name: dict[str, str] = {}
+        for k in range(1, n):
+            sp, prev = spans[k], spans[k - 1]
+            if (
+                len(sp.words) == 1
+                and sp.name.isupper()
+                and text[sp.start - 1:sp.start] == "("
+                and text[sp.end:sp.end + 1] == ")"
+                and not text[prev.end:sp.start - 1].strip()
+                and len(prev.words) > 1
+            ):
+                full_name.setdefault(sp.name, prev.name)
+
+        def value_of(k: int) -> str:
+            name = spans[k].name
+            return full_name.get(name, name)
+
+        def weak(sp: _Span) -> bool:
+            return sp.cue in _WEAK_CUES and sp.conf < STRONG
+
+        def fits(k: int, etype: str, can_retype: bool) -> bool:
+            sp = spans[k]
+            return sp.etype == etype or (can_retype and etype in allowed and weak(sp))
+
+        def settle(k: int, etype: str) -> None:
+            """Give a weak mention the type its cue implies, with every weak mention of the same name."""
+            sp = spans[k]
+            if sp.etype == etype:
+                return
+            retyped[0] = True
+            name = sp.name
+            last = name.rsplit(None, 1)[-1] if etype == "PERSON" and len(sp.words) > 1 else None
+            for other in spans:
+                if other.name == name and (other is sp or weak(other)):
+                    other.etype, other.conf, other.cue = etype, CONF_CONTEXT, "context"
+                elif last is not None and other.name == last and other.start > sp.start and weak(other):
+                    other.etype, other.conf, other.cue = "PERSON", CONF_CONTEXT, "surname"
+
+        def emit(subj: int, key: str, value: str, conf: float) -> None:
+            value = " ".join(value.split())
+            if value and value.casefold() != spans[subj].name.casefold():
+                out.append((subj, key, value, conf))
+
+        def emit_role(subjects: list[int], org: int, role: str | None, conf: float) -> None:
+            """employer (+ role, + founder when the role says so) for each subject."""
+            for s in subjects:
+                emit(s, "employer", value_of(org), conf)
+                if role:
+                    emit(s, "role", role, conf)
+            if role and FOUNDER_WORDS.intersection(role.lower().split()):
+                for s in subjects:
+                    emit(org, "founder", spans[s].name, conf)
+
+        def sentence_start(k: int) -> int:
+            return sentences[spans[k].sent][0]
+
+        def next_spans(k: int, limit: int = 3, max_gap: int = 120):
+            """Up to ``limit`` non-modifier spans after ``k`` in its sentence, within ``max_gap`` chars."""
+            sent = spans[k].sent
+            j = k + 1
+            found = 0
+            while j < n and found < limit and spans[j].sent == sent and spans[j].start - spans[k].end <= max_gap:
+                if not spans[j].modifier:
+                    found += 1
+                    yield j
+                j += 1
+
+        def subject_position(sent_start: int, start: int) -> bool:
+            pos = start
+            for _ in range(4):
+                before = text[sent_start:pos]
+                if not before.strip():
+                    return True
+                m = _LAST_TOKEN_RE.search(before)
+                if m is None:
+                    return True  # punctuation: a clause or list starts here
+                tok = m.group(1)
+                low = tok.lower().rstrip(".")
+                if low in HONORIFICS or low in ROLE_WORDS:
+                    pos = sent_start + m.start(1)  # "CEO Diane Holloway", "engineer Marcus Webb"
+                    continue
+                if low in _SUBJECT_OPENERS:
+                    return True
+                return tok[:1].isupper() and low not in FUNCTION_WORDS
+            return False
+
+        def clause_subject(obj: int, cue_start: int, wants: dict[str, bool]) -> tuple[list[int], str | None]:
+            """The subject of the clause a cue belongs to: the nearest mention before the cue that starts
+            a clause (or is followed by who/which/that), with its coordinated partners ("A and B joined").
+            ``wants`` maps acceptable types to whether a weak mention may be retyped to it."""
+            sent = spans[obj].sent
+            ss = sentences[sent][0]
+            k = obj - 1
+            while k >= 0 and spans[k].sent == sent:
+                sp = spans[k]
+                if sp.end > cue_start or sp.modifier:
+                    k -= 1
+                    continue
+                for w in _WORD_RE.findall(text, sp.end, cue_start):
+                    if w.lower() in _SUBJECT_PRONOUNS:
+                        return [], None  # the clause has its own (pronoun) subject
+                rel = _RELATIVE_RE.match(text, sp.end) is not None
+                if rel or subject_position(ss, sp.start):
+                    etype = next((t for t, r in wants.items() if fits(k, t, r)), None)
+                    if etype is None:
+                        return [], None
+                    group = [k]
+                    if not rel:
+                        head = k
+                        j = k - 1
+                        while j >= 0 and spans[j].sent == sent:
+                            sj = spans[j]
+                            if sj.modifier:
+                                j -= 1
+                                continue
+                            if sj.etype == etype and _COORD_GAP_RE.fullmatch(text, sj.end, spans[head].start):
+                                group.append(j)
+                                head = j
+                                j -= 1
+                                continue
+                            break
+                        if len(group) > 1 and not subject_position(ss, spans[head].start):
+                            group = [k]
+                    return group, etype
+                k -= 1
+            return [], None
+
+        def adjacent_subject(obj: int, cue_start: int, gap_re: re.Pattern, back: int = 3) -> int | None:
+            sent = spans[obj].sent
+            k = obj - 1
+            tried = 0
+            while k >= 0 and spans[k].sent == sent and tried < back:
+                sp = spans[k]
+                if sp.end > cue_start or sp.modifier:
+                    k -= 1
+                    continue
+                if gap_re.fullmatch(text, sp.end, cue_start):
+                    return k
+                tried += 1
+                k -= 1
+            return None
+
+        def prev_word(k: int, pos: int) -> str:
+            m = _LAST_TOKEN_RE.search(text, sentence_start(k), pos)
+            return m.group(1).lower() if m else ""
+
+        def role_ok(role: str | None) -> str | None:
+            if not role:
+                return None
+            words = role.lower().split()
+            if any(w in PAST_MARKERS for w in words) or not any(w in ROLE_WORDS for w in words):
+                return None
+            for w in words:
+                if w in ROLE_WORDS:
+                    break
+                if w in FUNCTION_WORDS:
+                    return None
+            return " ".join(role.split())
+
+        # 1) cues right before their object
+        for m in _CUE_RE.finditer(text):
+            obj = by_start.get(m.end())
+            if obj is None:
+                continue
+            o = spans[obj]
+            if o.modifier or m.start() < sentence_start(obj):
+                continue
+            kind = next(k for k in _CUE_KINDS if m.group(k) is not None)
+            cs = m.start()
+            if kind == "join":
+                role_m = _AS_ROLE_RE.match(text, o.end)
+                role = role_ok(role_m.group("role")) if role_m else None
+                if not fits(obj, "ORGANIZATION", role is not None or (len(o.words) == 1 and o.name.isupper())):
+                    continue
+                subj, _ = clause_subject(obj, cs, {"PERSON": role is not None})
+                if subj:
+                    settle(obj, "ORGANIZATION")
+                    for s in subj:
+                        settle(s, "PERSON")
+                    emit_role(subj, obj, role, CONF_ATTR_VERB)
+            elif kind in ("work", "hired"):
+                before = prev_word(obj, cs)
+                if before in PAST_MARKERS or before in ("never", "longer"):
+                    continue
+                conf = CONF_ATTR_VERB
+                if m.group("work") is not None and m.group("work").startswith("worked") and before not in ("has", "have"):
+                    conf = CONF_ATTR_WEAK  # simple past: maybe not current
+                if not fits(obj, "ORGANIZATION", True):
+                    continue
+                subj, _ = clause_subject(obj, cs, {"PERSON": kind == "work"})
+                if subj:
+                    settle(obj, "ORGANIZATION")
+                    for s in subj:
+                        settle(s, "PERSON")
+                    emit_role(subj, obj, None, conf)
+            elif kind == "copula":
+                role = role_ok(m.group("crole"))
+                if role is None or not fits(obj, "ORGANIZATION", True):
+                    continue
+                subj, _ = clause_subject(obj, cs, {"PERSON": True})
+                if subj:
+                    settle(obj, "ORGANIZATION")
+                    for s in subj:
+                        settle(s, "PERSON")
+                    emit_role(subj, obj, role, CONF_ATTR_COPULA)
+            elif kind in ("hqmove", "hq"):
+                if o.etype != "LOCATION":
+                    continue
+                before = prev_word(obj, cs)
+                if before in PAST_MARKERS or before in ("was", "were", "old", "original"):
+                    continue
+                subj, _ = clause_subject(obj, cs, {"ORGANIZATION": True})
+                conf = CONF_ATTR_VERB if kind == "hqmove" or m.group("hq").startswith("headquartered") else CONF_ATTR_APPOSITIVE
+                for s in subj:
+                    settle(s, "ORGANIZATION")
+                    emit(s, "headquarters", value_of(obj), conf)
+            elif kind == "move":
+                if o.etype not in ("ORGANIZATION", "LOCATION"):
+                    continue
+                wants = {"PERSON": False} if o.etype == "ORGANIZATION" else {"PERSON": False, "ORGANIZATION": False}
+                subj, stype = clause_subject(obj, cs, wants)
+                for s in subj:
+                    if o.etype == "ORGANIZATION":
+                        emit(s, "employer", value_of(obj), CONF_ATTR_APPOSITIVE)
+                    elif stype == "PERSON":
+                        emit(s, "located_in", value_of(obj), CONF_ATTR_VERB)
+                    else:
+                        emit(s, "headquarters", value_of(obj), CONF_ATTR_WEAK)
+            elif kind == "based":
+                if o.etype != "LOCATION":
+                    continue
+                s = adjacent_subject(obj, cs, _BASED_GAP_RE, back=1)
+                if s is not None and spans[s].etype == "PERSON":
+                    emit(s, "located_in", value_of(obj), CONF_ATTR_APPOSITIVE)
+                elif s is not None and spans[s].etype == "ORGANIZATION":
+                    emit(s, "headquarters", value_of(obj), CONF_ATTR_APPOSITIVE)
+            elif kind == "lives":
+                if o.etype != "LOCATION":
+                    continue
+                subj, _ = clause_subject(obj, cs, {"PERSON": True})
+                for s in subj:
+                    settle(s, "PERSON")
+                    emit(s, "located_in", value_of(obj), CONF_ATTR_VERB)
+            elif kind == "founded":
+                if not fits(obj, "ORGANIZATION", True):
+                    continue
+                subj, _ = clause_subject(obj, cs, {"PERSON": False})
+                if not subj:
+                    continue
+                settle(obj, "ORGANIZATION")
+                for s in subj:
+                    emit(obj, "founder", spans[s].name, CONF_ATTR_VERB)
+                im = _IN_AFTER_RE.match(text, o.end)
+                loc = by_start.get(im.end()) if im else None
+                if loc is not None and spans[loc].etype == "LOCATION":
+                    emit(obj, "founded_in", value_of(loc), CONF_ATTR_APPOSITIVE)
+            elif kind == "foundedby":
+                if o.etype != "PERSON":
+                    continue
+                org = adjacent_subject(obj, cs, _FOUNDED_GAP_RE)
+                if org is None and not text[sentence_start(obj):cs].strip(" \t\n\"'“‘(-—–*#>"):
+                    # "Founded in 2014 by Alan Okafor, QDL develops ..."
+                    org = next((j for j in next_spans(obj, 1) if _COMMA_GAP_RE.fullmatch(text, o.end, spans[j].start)), None)
+                if org is None or not fits(org, "ORGANIZATION", True):
+                    continue
+                settle(org, "ORGANIZATION")
+                emit(org, "founder", o.name, CONF_ATTR_VERB)
+                im = _IN_AFTER_RE.match(text, o.end)
+                loc = by_start.get(im.end()) if im else None
+                if loc is not None and spans[loc].etype == "LOCATION":
+                    emit(org, "founded_in", value_of(loc), CONF_ATTR_APPOSITIVE)
+            elif kind == "foundedin":
+                if o.etype != "LOCATION":
+                    continue
+                org = adjacent_subject(obj, cs, _FOUNDED_GAP_RE)
+                if org is not None and fits(org, "ORGANIZATION", True):
+                    settle(org, "ORGANIZATION")
+                    emit(org, "founded_in", value_of(obj), CONF_ATTR_APPOSITIVE)
+
+        # 2) cues right after their subject: appositives, possessives, "X of ORG", "X, who"
+        for k in range(n):
+            sp = spans[k]
+            if sp.modifier:
+                continue
+            person_ok = fits(k, "PERSON", True)
+            if person_ok:
+                for j in next_spans(k):
+                    am = _APPOS_GAP_RE.fullmatch(text, sp.end, spans[j].start)
+                    if am is None:
+                        continue
+                    role = role_ok(am.group("role"))
+                    if role is None or not fits(j, "ORGANIZATION", True):
+                        break
+                    settle(k, "PERSON")
+                    settle(j, "ORGANIZATION")
+                    emit_role([k], j, role, CONF_ATTR_APPOSITIVE)
+                    # "..., director of QDL and a professor of physics at MIT"
+                    for j2 in next_spans(j, 2):
+                        bm = _APPOS_AND_GAP_RE.fullmatch(text, spans[j].end, spans[j2].start)
+                        if bm is not None:
+                            role2 = role_ok(bm.group("role"))
+                            if role2 is not None and fits(j2, "ORGANIZATION", True):
+                                settle(j2, "ORGANIZATION")
+                                emit_role([k], j2, role2, CONF_ATTR_APPOSITIVE)
+                            break
+                    break
+                else:
+                    j = next(next_spans(k, 1), None)
+                    if j is not None and _COMMA_GAP_RE.fullmatch(text, sp.end, spans[j].start):
+                        # "Marcus Webb, QDL's chief technology officer, built ..."
+                        pm = _POSS_ROLE_RE.match(text, spans[j].end)
+                        role = role_ok(pm.group("role")) if pm else None
+                        if role and _POSS_TAIL_RE.match(text, pm.end()) and fits(j, "ORGANIZATION", True):
+                            settle(k, "PERSON")
+                            settle(j, "ORGANIZATION")
+                            emit_role([k], j, role, CONF_ATTR_APPOSITIVE)
+                    elif (
+                        j is not None
+                        and sp.etype == "PERSON"
+                        and spans[j].etype == "ORGANIZATION"
+                        and _OF_GAP_RE.fullmatch(text, sp.end, spans[j].start)
+                    ):
+                        emit_role([k], j, None, CONF_ATTR_WEAK)  # "Dr. Sarah Chen of the Quantum Dynamics Lab"
+                if weak(sp) and "PERSON" in allowed and _WHO_RE.match(text, sp.end):
+                    settle(k, "PERSON")  # "Lena Ortiz, who leads user support"
+            if fits(k, "ORGANIZATION", True):
+                # "QDL's CTO, Marcus Webb" / "Lumen's chief technology officer, Daniel Osei"
+                pm = _POSS_ROLE_RE.match(text, sp.end)
+                if pm is not None:
+                    role = role_ok(pm.group("role"))
+                    j = next(next_spans(k, 1), None)
+                    if (
+                        role
+                        and j is not None
+                        and _POSS_TO_PERSON_RE.fullmatch(text, pm.end(), spans[j].start)
+                        and fits(j, "PERSON", True)
+                    ):
+                        settle(k, "ORGANIZATION")
+                        settle(j, "PERSON")
+                        emit_role([j], k, role, CONF_ATTR_APPOSITIVE)
+        return out
 
     @staticmethod
     def _relations(text: str, spans: list[_Span], sentence_text) -> list[tuple]:

@@ -16,7 +16,7 @@ import duckdb
 import polars as pl
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_exponential_jitter
 
-from kg_assets.core import schemas
+from kg_assets.core import schemas, temporal
 
 DEFAULT_DB_PATH = "data/warehouse.duckdb"
 SCHEMA = "kg"
@@ -117,6 +117,8 @@ class Warehouse:
             for name, dtype in schema.items():
                 if existing and f"{table}.{name}" not in existing and any(e.startswith(f"{table}.") for e in existing):
                     con.execute(f'ALTER TABLE {SCHEMA}.{table} ADD COLUMN "{name}" {_DUCK_TYPES[dtype]}')
+        for view in temporal.VIEWS_SQL:
+            con.execute(view)
 
     # ---- reads -----------------------------------------------------------------------------
     def query(self, sql: str, params: object = None, read_only: bool = False) -> pl.DataFrame:
@@ -283,11 +285,12 @@ class Warehouse:
         self._insert(con, table, merged)
         return {"current": merged.height, "closed": int(closed or 0)}
 
-    def replace_table(self, table: str, frame: pl.DataFrame) -> None:
-        """Replace a whole unversioned table (e.g. the redirect set) atomically."""
+    def replace_tables(self, frames: dict[str, pl.DataFrame]) -> None:
+        """Replace whole derived tables (redirects, attribute history) atomically, all or none."""
         with self.transaction() as con:
-            con.execute(f"DELETE FROM {SCHEMA}.{table}")
-            self._insert(con, table, frame)
+            for table, frame in frames.items():
+                con.execute(f"DELETE FROM {SCHEMA}.{table}")
+                self._insert(con, table, frame)
 
     # ---- integrity queries (asset checks) ---------------------------------------------------
     def duplicate_current_keys(self, table: str, key: Sequence[str]) -> pl.DataFrame:

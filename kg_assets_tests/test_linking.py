@@ -1,0 +1,308 @@
+import polars as pl
+import pytest
+
+from kg_assets.core import schemas
+from kg_assets.core.linking import (
+    ExactIdLinker,
+    NameLinker,
+    apply_redirects,
+    containment_linker,
+    exact_name_linker,
+    fuzzy_linker,
+)
+from kg_assets.core.normalize import entity_id, normalize_name
+
+
+def mentions(*rows: tuple[str, str, str]) -> pl.DataFrame:
+    """(document_id, name, entity_type) rows as ENTITY_MENTIONS."""
+    frame = pl.DataFrame(
+        {"document_id": [r[0] for r in rows], "name": [r[1] for r in rows], "entity_type": [r[2] for r in rows]}
+    )
+    return frame.with_columns(
+        pl.format("m{}", pl.int_range(pl.len())).alias("mention_id"),
+        pl.col("document_id").alias("chunk_id"),
+        pl.col("name").map_elements(normalize_name, return_dtype=pl.String).alias("normalized_name"),
+    ).with_columns(
+        pl.struct("entity_type", "normalized_name")
+        .map_elements(lambda s: entity_id(s["entity_type"], s["normalized_name"]), return_dtype=pl.String)
+        .alias("entity_id")
+    )
+
+
+def eid(name: str, entity_type: str) -> str:
+    return entity_id(entity_type, normalize_name(name))
+
+
+def clusters(frame: pl.DataFrame, linker=None, overrides=None) -> dict[tuple[str, str], str]:
+    """(name, type) -> canonical id after linking."""
+    redirects = (linker or NameLinker()).link(frame, overrides)
+    linked = apply_redirects(frame, redirects, ["entity_id"])
+    return {(n, t): e for n, t, e in linked.select("name", "entity_type", "entity_id").iter_rows()}
+
+
+def same(c: dict, a: tuple[str, str], b: tuple[str, str]) -> bool:
+    return c[a] == c[b]
+
+
+P, O, L, X = "PERSON", "ORGANIZATION", "LOCATION", "OTHER"
+
+
+# -- persons ----------------------------------------------------------------------------------------
+
+
+def test_surname_joins_full_name_in_the_same_document():
+    c = clusters(mentions(("d1", "Barack Obama", P), ("d1", "Obama", P), ("d2", "Obama", P)))
+    assert same(c, ("Obama", P), ("Barack Obama", P))
+    assert c[("Obama", P)] == eid("Barack Obama", P)  # the full name is canonical
+
+
+def test_surname_shared_by_two_people_in_a_document_stays_separate():
+    c = clusters(mentions(("d1", "Matt Smith", P), ("d1", "John Smith", P), ("d1", "Smith", P)))
+    assert len({c[("Smith", P)], c[("Matt Smith", P)], c[("John Smith", P)]}) == 3
+
+
+def test_surname_across_documents_only_when_unambiguous():
+    c = clusters(mentions(("d1", "Warren Jeffs", P), ("d2", "Jeffs", P),
+                          ("d3", "Matt Smith", P), ("d4", "John Smith", P), ("d5", "Smith", P)))
+    assert same(c, ("Jeffs", P), ("Warren Jeffs", P))
+    assert not same(c, ("Smith", P), ("Matt Smith", P)) and not same(c, ("Smith", P), ("John Smith", P))
+
+
+def test_short_form_seen_far_more_often_alone_is_its_own_entity():
+    rows = [("d1", "Anna Berg", P)] + [(f"d{i}", "Berg", P) for i in range(2, 8)]
+    c = clusters(mentions(*rows))
+    assert not same(c, ("Berg", P), ("Anna Berg", P))
+
+
+def test_first_last_joins_first_middle_last_and_initials():
+    c = clusters(mentions(("d1", "John F. Kennedy", P), ("d2", "John Kennedy", P), ("d3", "J. Kennedy", P),
+                          ("d4", "William Hepburn Armstrong", P), ("d5", "William H. Armstrong", P)))
+    assert same(c, ("John Kennedy", P), ("John F. Kennedy", P))
+    assert same(c, ("J. Kennedy", P), ("John F. Kennedy", P))
+    assert same(c, ("William H. Armstrong", P), ("William Hepburn Armstrong", P))
+
+
+def test_honorifics_and_descriptions_fold_for_persons_only():
+    c = clusters(mentions(("d1", "Dr. Jane Smith", P), ("d2", "Jane Smith", P), ("d3", "Prof Jane Smith", P),
+                          ("d4", "Mr. Jeffs", P), ("d5", "Jeffs", P), ("d6", "boss Steven Moffat", P),
+                          ("d7", "Steven Moffat", P), ("d8", "Dr Pepper", O), ("d9", "Pepper", O)))
+    assert same(c, ("Dr. Jane Smith", P), ("Jane Smith", P)) and same(c, ("Prof Jane Smith", P), ("Jane Smith", P))
+    assert same(c, ("Mr. Jeffs", P), ("Jeffs", P))
+    assert same(c, ("boss Steven Moffat", P), ("Steven Moffat", P))
+    assert not same(c, ("Dr Pepper", O), ("Pepper", O))
+
+
+def test_generational_suffixes_are_different_people():
+    c = clusters(mentions(("d1", "Paul Desmarais Jr.", P), ("d2", "Paul Desmarais Sr.", P)))
+    assert not same(c, ("Paul Desmarais Jr.", P), ("Paul Desmarais Sr.", P))
+
+
+# -- organizations, acronyms, containment --------------------------------------------------------------
+
+
+def test_corporate_suffixes_fold_but_apple_pie_is_not_apple():
+    c = clusters(mentions(("d1", "Apple Inc.", O), ("d2", "Apple", O), ("d3", "Apple Corp", O), ("d3", "Apple", O),
+                          ("d2", "apple pie", X), ("d4", "Apple Pie", "PRODUCT"), ("d5", "Apple", "PRODUCT")))
+    assert same(c, ("Apple Inc.", O), ("Apple", O)) and same(c, ("Apple Corp", O), ("Apple", O))
+    assert not same(c, ("apple pie", X), ("Apple", O))
+    assert not same(c, ("Apple", "PRODUCT"), ("Apple Pie", "PRODUCT"))  # single-token head across documents
+    assert c[("Apple", O)] == eid("Apple", O)  # the most frequent form is canonical
+
+
+def test_acronym_in_the_same_document_and_declared_in_parentheses():
+    c = clusters(mentions(("d1", "Quantum Dynamics Lab", O), ("d1", "QDL", O),
+                          ("d2", "Institute of Applied Optics (IAO)", O), ("d3", "IAO", O),
+                          ("d4", "US Geological Survey", O), ("d4", "USGS", O), ("d5", "U.S. Geological Survey", O)))
+    assert same(c, ("QDL", O), ("Quantum Dynamics Lab", O))
+    assert same(c, ("IAO", O), ("Institute of Applied Optics (IAO)", O))
+    assert same(c, ("USGS", O), ("US Geological Survey", O))
+    assert same(c, ("U.S. Geological Survey", O), ("US Geological Survey", O))
+
+
+def test_acronym_across_documents_needs_one_long_form_and_three_letters():
+    c = clusters(mentions(("d1", "Quantum Dynamics Lab", O), ("d2", "QDL", O),
+                          ("d3", "Red Sea Bank", O), ("d4", "Royal Swim Board", O), ("d5", "RSB", O),
+                          ("d6", "Euro Union", O), ("d7", "EU", O)))
+    assert same(c, ("QDL", O), ("Quantum Dynamics Lab", O))
+    assert not same(c, ("RSB", O), ("Red Sea Bank", O)) and not same(c, ("RSB", O), ("Royal Swim Board", O))
+    assert not same(c, ("EU", O), ("Euro Union", O))
+
+
+def test_acronym_type_gate():
+    c = clusters(mentions(("d1", "Quantum Dynamics Lab", O), ("d1", "QDL", "PRODUCT")))
+    assert not same(c, ("QDL", "PRODUCT"), ("Quantum Dynamics Lab", O))
+
+
+def test_country_aliases_and_dotted_initials():
+    c = clusters(mentions(("d1", "U.S.", L), ("d2", "US", L), ("d3", "USA", L), ("d4", "United States", L),
+                          ("d5", "U . S .", L), ("d6", "United Kingdom", L), ("d7", "UK", L), ("d8", "US", O)))
+    group = {c[(n, L)] for n in ("U.S.", "US", "USA", "United States", "U . S .")}
+    assert len(group) == 1 and c[("UK", L)] == c[("United Kingdom", L)] and c[("UK", L)] not in group
+    assert c[("US", L)] == eid("United States", L) or c[("US", L)] in group
+
+
+def test_containment_keeps_the_head_of_the_name():
+    c = clusters(mentions(("d1", "Philippine Legislature", O), ("d1", "Legislature", O),
+                          ("d2", "Microsoft Mobile", O), ("d2", "Microsoft", O),
+                          ("d3", "Library of Congress", O), ("d3", "Congress", O),
+                          ("d4", "1980 World Figure Skating Championships", "EVENT"),
+                          ("d4", "World Figure Skating Championships", "EVENT"),
+                          ("d5", "Carey Business School", O), ("d6", "Johns Hopkins Carey Business School", O)))
+    assert same(c, ("Legislature", O), ("Philippine Legislature", O))
+    assert not same(c, ("Microsoft", O), ("Microsoft Mobile", O))  # a modifier, not the head
+    assert not same(c, ("Congress", O), ("Library of Congress", O))  # after a connector
+    assert not same(c, ("World Figure Skating Championships", "EVENT"),
+                    ("1980 World Figure Skating Championships", "EVENT"))  # numbered edition
+    assert same(c, ("Carey Business School", O), ("Johns Hopkins Carey Business School", O))  # across documents
+
+
+def test_locations_are_not_extended_by_containment():
+    c = clusters(mentions(("d1", "Albany", L), ("d1", "Albany County", L), ("d2", "Germany", L),
+                          ("d2", "East Germany", L)))
+    assert len(set(c.values())) == 4
+
+
+def test_containment_short_side_needs_four_characters_and_a_name():
+    c = clusters(mentions(("d1", "Ivy Bay Partners", O), ("d1", "Ivy", O), ("d2", "Red Lake Systems", O),
+                          ("d2", "systems", O)))
+    assert not same(c, ("Ivy", O), ("Ivy Bay Partners", O))
+    assert not same(c, ("systems", O), ("Red Lake Systems", O))
+
+
+def test_short_form_mostly_seen_without_the_long_form_stays_separate():
+    rows = [("d1", "Doctor Who", X), ("d1", "Doctor Who Live", X)] + [(f"d{i}", "Doctor Who", X) for i in range(2, 6)]
+    c = clusters(mentions(*rows))
+    assert not same(c, ("Doctor Who", X), ("Doctor Who Live", X))
+
+
+# -- types --------------------------------------------------------------------------------------------
+
+
+def test_type_gate_for_homonyms_and_untyped_mentions():
+    c = clusters(mentions(("d1", "Jordan", L), ("d2", "Jordan", P), ("d3", "Jordan", X),
+                          ("d4", "Nokia", O), ("d5", "Nokia", X), ("d6", "Spanish", L), ("d6", "Spanish", X),
+                          ("d7", "jury", P), ("d8", "jury", X)))
+    assert len({c[("Jordan", L)], c[("Jordan", P)], c[("Jordan", X)]}) == 3  # OTHER: ambiguous typed key
+    assert same(c, ("Nokia", X), ("Nokia", O))  # the only typed entity, never in the same document
+    assert not same(c, ("Spanish", X), ("Spanish", L))  # both types inside one document: a distinction
+    assert not same(c, ("jury", X), ("jury", P))  # a common noun, not a name
+
+
+def test_persons_do_not_extend_into_other_types():
+    c = clusters(mentions(("d1", "Jordan", P), ("d1", "Jordan River", L), ("d2", "Michael Jordan", P)))
+    assert same(c, ("Jordan", P), ("Michael Jordan", P))
+    assert not same(c, ("Jordan", P), ("Jordan River", L))
+
+
+# -- redirects, determinism, overrides ------------------------------------------------------------------
+
+CORPUS = mentions(
+    ("d1", "Barack Obama", P), ("d1", "Obama", P), ("d2", "Obama", P), ("d3", "Barack Hussein Obama", P),
+    ("d1", "Quantum Dynamics Lab", O), ("d1", "QDL", O), ("d2", "QDL", O), ("d4", "Dr. Sarah Chen", P),
+    ("d4", "Sarah Chen", P), ("d4", "Chen", P), ("d5", "U.S.", L), ("d6", "United States", L),
+    ("d7", "Apple Inc.", O), ("d8", "Apple", O), ("d9", "Jordan", L), ("d10", "Jordan", P),
+)
+
+
+def test_redirects_are_resolved_acyclic_and_conform():
+    redirects = NameLinker().link(CORPUS)
+    assert redirects.schema == pl.Schema(schemas.ENTITY_ALIASES)
+    assert redirects.height > 0
+    assert redirects["from_id"].is_unique().all()
+    assert (redirects["from_id"] != redirects["to_id"]).all()
+    assert not set(redirects["to_id"]) & set(redirects["from_id"])  # one hop: no chains, no cycles
+    assert redirects["score"].is_between(0, 1).all()
+    assert redirects["method"].is_in(["name_variant", "geo_alias", "acronym", "containment",
+                                      "person_short_form", "override"]).all()
+    assert (redirects["evidence"].str.len_chars() > 0).all()
+    c = clusters(CORPUS)
+    assert c[("Obama", P)] == c[("Barack Obama", P)] == c[("Barack Hussein Obama", P)]
+    assert c[("Chen", P)] == c[("Sarah Chen", P)] == c[("Dr. Sarah Chen", P)]
+
+
+def test_evidence_names_the_document():
+    redirects = NameLinker().link(CORPUS)
+    qdl = redirects.filter(pl.col("from_id") == eid("QDL", O)).row(0, named=True)
+    assert qdl["to_id"] == eid("Quantum Dynamics Lab", O) and qdl["method"] == "acronym"
+    assert "d1" in qdl["evidence"] and '"QDL"' in qdl["evidence"] and "Quantum Dynamics Lab" in qdl["evidence"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_result_does_not_depend_on_row_order(seed):
+    expected = NameLinker().link(CORPUS).sort("from_id")
+    shuffled = CORPUS.sample(fraction=1.0, shuffle=True, seed=seed)
+    assert NameLinker().link(shuffled).sort("from_id").equals(expected)
+
+
+def test_split_override_undoes_a_merge_even_transitively():
+    frame = mentions(("d1", "Barack Obama", P), ("d1", "Obama", P), ("d2", "Barack Hussein Obama", P))
+    split = pl.DataFrame({"from_id": [eid("Obama", P)], "to_id": [eid("Barack Hussein Obama", P)],
+                          "action": ["split"]})
+    c = clusters(frame, overrides=split)
+    assert c[("Obama", P)] != c[("Barack Hussein Obama", P)]
+    assert c[("Barack Obama", P)] == c[("Barack Hussein Obama", P)]  # the other link survives
+    redirects = NameLinker().link(frame, split)
+    assert not set(redirects["to_id"]) & set(redirects["from_id"])
+
+
+def test_merge_override_forces_the_target_as_canonical():
+    frame = mentions(("d1", "Big Blue", O), ("d2", "IBM", O), ("d2", "IBM", O))
+    merge = pl.DataFrame({"from_id": [eid("IBM", O)], "to_id": [eid("Big Blue", O)], "action": ["merge"]})
+    redirects = NameLinker().link(frame, merge)
+    assert redirects.select("from_id", "to_id", "method").rows() == [(eid("IBM", O), eid("Big Blue", O), "override")]
+    assert NameLinker().link(frame).height == 0
+
+
+def test_overrides_with_unknown_ids_are_ignored():
+    frame = mentions(("d1", "Barack Obama", P), ("d1", "Obama", P))
+    noise = pl.DataFrame({"from_id": ["entity_nope"], "to_id": [eid("Obama", P)], "action": ["merge"]})
+    assert NameLinker().link(frame, noise).height == 1
+
+
+# -- scale --------------------------------------------------------------------------------------------
+
+
+def test_candidate_generation_is_far_below_quadratic():
+    n = 3000
+    letters = lambda i: "".join(chr(ord("a") + int(d)) for d in f"{i:05d}")  # noqa: E731
+    rows = [(f"d{i % 300}", f"Z{letters(i)} Holdings Partners", O) for i in range(n)]
+    rows += [(f"d{i}", "Holdings Partners", O) for i in range(300)]
+    rows += [(f"d{i}", "Partners", O) for i in range(300)]
+    linker = NameLinker()
+    redirects = linker.link(mentions(*rows))
+    stats = linker.stats
+    assert stats["entities"] == n + 2
+    assert stats["candidate_pairs"] <= 4 * n  # n^2 would be 9,000,000
+    assert stats["candidate_pairs_global"] == 0  # the shared handles exceed max_block
+    assert stats["capped_handles"] >= 1
+    assert redirects.height == 0  # "Holdings Partners" sits next to ten different long names in each document
+
+
+def test_empty_input():
+    empty = pl.DataFrame(schema=schemas.ENTITY_MENTIONS)
+    assert NameLinker().link(empty).schema == pl.Schema(schemas.ENTITY_ALIASES)
+
+
+# -- baselines and the protocol -----------------------------------------------------------------------
+
+
+def test_exact_id_linker_still_redirects_nothing():
+    assert ExactIdLinker().link(CORPUS).height == 0
+    assert ExactIdLinker().link(CORPUS, None).schema == pl.Schema(schemas.ENTITY_ALIASES)
+
+
+def test_baselines():
+    frame = mentions(("d1", "Jordan", L), ("d2", "Jordan", P), ("d3", "Barack Obama", P), ("d4", "Obama", P),
+                     ("d5", "Jon Smith", P), ("d6", "John Smith", P), ("d7", "Obam", P))
+    exact = clusters(frame, exact_name_linker)
+    assert exact[("Jordan", L)] == exact[("Jordan", P)] and exact[("Obama", P)] != exact[("Barack Obama", P)]
+    contained = clusters(frame, containment_linker)
+    assert contained[("Obama", P)] == contained[("Barack Obama", P)]
+    assert contained[("Obam", P)] == contained[("Barack Obama", P)]  # plain substring, >= 4 characters
+    assert contained[("Jordan", L)] != contained[("Jordan", P)]
+    fuzzy = clusters(frame, fuzzy_linker)
+    assert fuzzy[("Jon Smith", P)] == fuzzy[("John Smith", P)]
+    for linker in (exact_name_linker, containment_linker, fuzzy_linker):
+        redirects = linker.link(frame)
+        assert not set(redirects["to_id"]) & set(redirects["from_id"])
+        assert redirects.schema == pl.Schema(schemas.ENTITY_ALIASES)
