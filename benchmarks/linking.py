@@ -106,7 +106,7 @@ def generate(size: int, seed: int = 0):
     for w in weights:
         total += w
         cum.append(total)
-    rows_doc, rows_name, rows_type = [], [], []
+    rows_doc, rows_name, rows_type, rows_gold = [], [], [], []
     doc = 0
     while len(rows_name) < size:
         picked = {rng.choices(range(n_entities), cum_weights=cum)[0] for _ in range(rng.randint(4, 10))}
@@ -116,9 +116,11 @@ def generate(size: int, seed: int = 0):
                 rows_doc.append(f"doc{doc:07d}")
                 rows_name.append(_surface(rng, e, j == 0))
                 rows_type.append("OTHER" if rng.random() < 0.03 else e["type"])
+                rows_gold.append(f"e{k}")
         doc += 1
     n = min(size, len(rows_name))
-    frame = pl.DataFrame({"document_id": rows_doc[:n], "name": rows_name[:n], "entity_type": rows_type[:n]})
+    frame = pl.DataFrame({"document_id": rows_doc[:n], "name": rows_name[:n], "entity_type": rows_type[:n],
+                          "gold_cluster": rows_gold[:n]})
     frame = frame.with_row_index("row").with_columns(
         pl.format("m{}", "row").alias("mention_id"), pl.col("document_id").alias("chunk_id"),
         normalize_name_expr(pl.col("name")).alias("normalized_name"),

@@ -55,10 +55,12 @@ def _gnu_time_works() -> bool:
     return "Maximum resident set size" in probe.stderr
 
 
-def run_kg(inbox: Path, db: Path, home: Path, log: Path, timeout: float | None, use_gnu_time: bool) -> dict:
+def run_kg(inbox: Path, db: Path, home: Path, log: Path, timeout: float | None, use_gnu_time: bool,
+           extra_env: dict[str, str] | None = None) -> dict:
     """Run `kg run` once; returns status, wall seconds, peak RSS (MB) and the log path."""
     env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
     env.pop("KG_EXTRACTOR", None)
+    env.update(extra_env or {})
     cmd = [str(KG), "run", "--inbox", str(inbox), "--db", str(db), "--dagster-home", str(home), "--log-level", "INFO"]
     time_file = log.with_suffix(".time")
     if use_gnu_time:
@@ -212,11 +214,31 @@ def warehouse_counts(db: Path) -> dict[str, int]:
 
 # ---- one size --------------------------------------------------------------------------------------
 
-def bench_size(size: int, chars: int, seed: int, timeout: float | None, keep: bool, use_gnu_time: bool) -> dict:
+def postgres_instance(home: Path, size: int) -> dict[str, str]:
+    """A fresh PostgreSQL database as the Dagster instance storage (deploy/dagster.postgres.yaml)."""
+    import psycopg2
+
+    env = {"DAGSTER_PG_HOST": os.environ.get("DAGSTER_PG_HOST", "127.0.0.1"), "DAGSTER_PG_PORT": os.environ.get("DAGSTER_PG_PORT", "5432"),
+           "DAGSTER_PG_USER": os.environ.get("DAGSTER_PG_USER", "postgres"), "DAGSTER_PG_PASSWORD": os.environ.get("DAGSTER_PG_PASSWORD", ""),
+           "DAGSTER_PG_DB": f"kg_bench_{size}_{os.getpid()}"}
+    con = psycopg2.connect(host=env["DAGSTER_PG_HOST"], port=env["DAGSTER_PG_PORT"], user=env["DAGSTER_PG_USER"],
+                           password=env["DAGSTER_PG_PASSWORD"], dbname="postgres")
+    con.autocommit = True
+    with con.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{env["DAGSTER_PG_DB"]}"')
+        cur.execute(f'CREATE DATABASE "{env["DAGSTER_PG_DB"]}"')
+    con.close()
+    shutil.copy(ROOT / "deploy" / "dagster.postgres.yaml", home / "dagster.yaml")
+    return env
+
+
+def bench_size(size: int, chars: int, seed: int, timeout: float | None, keep: bool, use_gnu_time: bool,
+               instance: str = "sqlite") -> dict:
     work = Path(tempfile.mkdtemp(prefix=f"kg_bench_{size}_"))
     inbox, db, home = work / "inbox", work / "warehouse.duckdb", work / "dagster_home"
     home.mkdir()
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    extra_env = postgres_instance(home, size) if instance == "postgres" else {}
     logs = OUT / "logs"
     logs.mkdir(parents=True, exist_ok=True)
 
@@ -224,7 +246,7 @@ def bench_size(size: int, chars: int, seed: int, timeout: float | None, keep: bo
     paths = generate(inbox, size, chars=chars, seed=seed)
     corpus_bytes = sum(p.stat().st_size for p in paths)
     result: dict = {
-        "size": size, "chars_per_doc": chars, "seed": seed, "workdir": str(work),
+        "size": size, "chars_per_doc": chars, "seed": seed, "workdir": str(work), "instance": instance,
         "generate_s": round(time.perf_counter() - started, 2), "corpus_mb": round(corpus_bytes / 1e6, 2),
     }
     print(f"[{size:,} docs] corpus {corpus_bytes / 1e6:.1f} MB in {result['generate_s']}s at {work}", flush=True)
@@ -232,7 +254,7 @@ def bench_size(size: int, chars: int, seed: int, timeout: float | None, keep: bo
     seen: set[Path] = set()
     for phase in ("first", "rerun"):
         print(f"[{size:,} docs] kg run ({phase}) ...", flush=True)
-        run = run_kg(inbox, db, home, logs / f"{size}_{phase}.log", timeout, use_gnu_time)
+        run = run_kg(inbox, db, home, logs / f"{size}_{instance}_{phase}.log", timeout, use_gnu_time, extra_env)
         run_db = _newest_run_db(home, seen)
         if run_db:
             seen.add(run_db)
@@ -316,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=900,
                         help="stop a `kg run` after this many seconds, 0 for no limit (default 900)")
     parser.add_argument("--keep", action="store_true", help="keep the temp corpus, warehouse and Dagster home")
+    parser.add_argument("--instance", choices=["sqlite", "postgres"], default="sqlite",
+                        help="Dagster instance storage: the default local SQLite, or PostgreSQL (deploy/dagster.postgres.yaml)")
     args = parser.parse_args(argv)
 
     if not KG.exists():
@@ -324,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     use_gnu_time = _gnu_time_works()
     results = []
     for size in args.sizes:
-        results.append(bench_size(size, args.chars, args.seed, args.timeout, args.keep, use_gnu_time))
+        results.append(bench_size(size, args.chars, args.seed, args.timeout, args.keep, use_gnu_time, args.instance))
         if any(results[-1][p]["status"] != "ok" for p in ("first", "rerun") if p in results[-1]):
             break  # a failed or timed-out size makes larger sizes pointless
 
@@ -335,14 +359,14 @@ def main(argv: list[str] | None = None) -> int:
         "peak_rss_source": "/usr/bin/time -v" if use_gnu_time else "getrusage(RUSAGE_CHILDREN)",
         "results": results,
     }
-    (OUT / "results.json").write_text(json.dumps(report, indent=2) + "\n")
+    (OUT / f"results_{args.instance}.json").write_text(json.dumps(report, indent=2) + "\n")
     print()
     print(markdown(results))
     print()
     print("Seconds per phase (asset steps: compute / Dagster event writes):")
     print()
     print(steps_markdown(results))
-    print(f"\nresults: {OUT / 'results.json'}; logs: {OUT / 'logs'}")
+    print(f"\nresults: {OUT / f'results_{args.instance}.json'}; logs: {OUT / 'logs'}")
     ok = all(r[p]["status"] == "ok" for r in results for p in ("first", "rerun") if p in r)
     ok = ok and len(results) == len(args.sizes)
     return 0 if ok else 1

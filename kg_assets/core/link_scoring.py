@@ -28,11 +28,9 @@ from kg_assets.core.normalize import normalize_name_expr, with_entity_ids
 
 def _contingency(pred: Mapping[Hashable, Hashable], gold: Mapping[Hashable, Hashable]) -> pl.DataFrame:
     keys = list(gold)
-    singleton = object()
-    frame = pl.DataFrame({
+    frame = pl.DataFrame({  # a mention missing from `pred` gets a label no real cluster can have
         "g": pl.Series([str(gold[k]) for k in keys], dtype=pl.String),
-        "p": pl.Series([str(pred[k]) if k in pred else f"\x00singleton\x00{id(singleton)}\x00{i}"
-                        for i, k in enumerate(keys)], dtype=pl.String),
+        "p": pl.Series([f"p:{pred[k]}" if k in pred else f"missing:{i}" for i, k in enumerate(keys)], dtype=pl.String),
     })
     return frame.group_by("p", "g").len().rename({"len": "n"}).with_columns(pl.col("n").cast(pl.Int64))
 

@@ -117,6 +117,8 @@ def default_resources() -> dict[str, dg.ConfigurableResource]:
             requests_per_minute=_env("KG_LLM_RPM", None, int),
             tokens_per_minute=_env("KG_LLM_TPM", None, int),
             max_gleanings=_env("KG_LLM_MAX_GLEANINGS", 1, int),
+            unknown_types=_env("KG_UNKNOWN_TYPES", "other"),
+            orphan_relations=_env("KG_ORPHAN_RELATIONS", "drop"),
             entity_types=_env("KG_ENTITY_TYPES", list(DEFAULT_ENTITY_TYPES), lambda v: [t.strip().upper() for t in v.split(",") if t.strip()]),
             prompt_price_per_1m=_env("KG_LLM_PROMPT_PRICE", 0.0, float),
             completion_price_per_1m=_env("KG_LLM_COMPLETION_PRICE", 0.0, float),
