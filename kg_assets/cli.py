@@ -206,7 +206,7 @@ def cmd_eval_extraction(args: argparse.Namespace) -> int:
 
     from kg_assets.core.chunking import chunk_documents
     from kg_assets.core.evaluation import score_document, summarize
-    from kg_assets.core.linking import ExactIdLinker, apply_redirects
+    from kg_assets.core.linking import NameLinker, apply_redirects
     started = time.perf_counter()
     gold = [json.loads(line) for line in Path(args.docs).read_text().splitlines() if line.strip()]
     gold = gold[: args.limit] if args.limit else gold
@@ -220,7 +220,7 @@ def cmd_eval_extraction(args: argparse.Namespace) -> int:
     chunks = chunk_documents(docs, resources.settings.chunking()).join(docs.select("document_id", "headings"), on="document_id")
     print(f"kg eval extraction: {len(gold)} documents, {chunks.height} chunks, {extractor_resource.describe(engine)}", file=sys.stderr)
     result = engine.extract(chunks)
-    linker = ExactIdLinker()
+    linker = NameLinker()
     counts = []
     for doc in gold:
         mentions = result.mentions.filter(pl.col("document_id") == str(doc["doc_id"]))
@@ -243,6 +243,51 @@ def cmd_eval_extraction(args: argparse.Namespace) -> int:
         "seconds": round(time.perf_counter() - started, 2),
     }
     print(json.dumps(summary))
+    return 0
+
+
+def cmd_eval_linking(args: argparse.Namespace) -> int:
+    """Linking quality on annotated mentions: writes one cluster per mention, last line is one JSON object."""
+    import json
+
+    from kg_assets.core.link_scoring import link_eval_mentions, read_mentions, redocred_mentions, score_linking
+    from kg_assets.core.linking import NameLinker
+
+    first = json.loads(Path(args.mentions).open().readline())
+    # Documents with gold entities (Re-DocRED format) give within-document clusters: link per document.
+    per_document = args.per_document or "entities" in first
+    mentions = redocred_mentions(args.mentions) if "entities" in first else read_mentions(args.mentions)
+    linker = NameLinker()
+    scores = score_linking(mentions, linker, per_document=per_document)
+    if args.out:
+        clusters = link_eval_mentions(mentions, linker, per_document=per_document)
+        with open(args.out, "w") as out:
+            for mention_id, cluster in clusters.select("mention_id", "cluster").iter_rows():
+                out.write(json.dumps({"mention_id": mention_id, "cluster": cluster}) + "\n")
+    print(json.dumps(scores))
+    return 0
+
+
+def cmd_link(args: argparse.Namespace) -> int:
+    """Manual linking decisions, applied by the next consolidation (linked_entities)."""
+    _configure_env(args)
+    import polars as pl
+
+    from kg_assets.storage.warehouse import Warehouse
+
+    warehouse = Warehouse()
+    if args.action == "list":
+        with pl.Config(tbl_rows=-1, fmt_str_lengths=60):
+            print(warehouse.query("SELECT * FROM kg.link_overrides ORDER BY created_at"))
+        return 0
+    ids = warehouse.query(
+        "SELECT entity_id FROM kg.entities WHERE entity_id IN ($a, $b)", {"a": args.from_id, "b": args.to_id})
+    if ids.height < 2 and args.action != "remove":
+        print(f"kg link: both ids must be entities in {warehouse.path}", file=sys.stderr)
+        return 2
+    warehouse.set_link_override(args.from_id, args.to_id, None if args.action == "remove" else args.action, args.note)
+    print(f"kg link: {args.action} {args.from_id} {args.to_id}; takes effect on the next consolidation "
+          "(kg run, or materialize linked_entities)")
     return 0
 
 
@@ -293,7 +338,24 @@ def main(argv: list[str] | None = None) -> int:
     extraction.add_argument("--limit", type=int, help="only the first N documents")
     extraction.set_defaults(func=cmd_eval_extraction)
 
+    linking = eval_sub.add_parser("linking", help="pairwise and B-cubed P/R/F1 of entity linking on MENTIONS.jsonl")
+    linking.add_argument("mentions", help="mentions with gold clusters, or documents with gold entities (shared/eval formats)")
+    linking.add_argument("--out", help="write one {mention_id, cluster} line per mention here")
+    linking.add_argument("--per-document", action="store_true",
+                         help="link each document on its own (for gold that only clusters within documents)")
+    linking.set_defaults(func=cmd_eval_linking)
+
+    link = sub.add_parser("link", help="override entity linking: split a merge, force a merge, list, remove")
+    link.add_argument("action", choices=["split", "merge", "remove", "list"])
+    link.add_argument("from_id", nargs="?")
+    link.add_argument("to_id", nargs="?")
+    link.add_argument("--note", help="why (kept with the override)")
+    link.add_argument("--db", help="DuckDB file (env KG_DUCKDB_PATH)")
+    link.set_defaults(func=cmd_link)
+
     args = parser.parse_args(argv)
+    if getattr(args, "func", None) is cmd_link and args.action != "list" and not (args.from_id and args.to_id):
+        parser.error(f"kg link {args.action} needs FROM_ID and TO_ID")
     return args.func(args)
 
 

@@ -13,6 +13,7 @@ CORRUPTIONS = {
     "relation_endpoints_exist": "UPDATE kg.local_relations SET source_id = 'entity_nowhere' WHERE relation_id IN (SELECT min(relation_id) FROM kg.local_relations)",
     "extraction_health": "UPDATE kg.chunk_extractions SET status = 'error', error = 'bad JSON from the model'",
     "entities_one_current_row": "INSERT INTO kg.entities SELECT * FROM kg.entities WHERE valid_until IS NULL LIMIT 1",
+    "redirects_resolve": "INSERT INTO kg.entity_aliases (from_id, to_id, method) SELECT entity_id, 'entity_gone', 'manual' FROM kg.entities LIMIT 1",
     "attributes_one_current_row": "INSERT INTO kg.entity_attributes SELECT * FROM kg.entity_attributes WHERE valid_until IS NULL LIMIT 1",
     "edges_one_current_row": "INSERT INTO kg.graph_edges SELECT * FROM kg.graph_edges WHERE valid_until IS NULL LIMIT 1",
     "edges_join_current_nodes": "UPDATE kg.graph_nodes SET valid_until = now() WHERE node_id IN (SELECT source_id FROM kg.graph_edges LIMIT 1)",

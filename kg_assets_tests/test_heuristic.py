@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
 
 from kg_assets.core import schemas
-from kg_assets.core.normalize import entity_id
+from kg_assets.core.normalize import entity_id, stable_hash
 from kg_assets.llm.heuristic import MAX_PAIRS_PER_SENTENCE, HeuristicExtractor, split_sentences
 
 LEAD = "Dr. Sarah Chen leads the AI team at Quantum Dynamics Lab in Boston."
@@ -72,7 +74,7 @@ def test_offsets_slice_back_and_ids_match_normalize():
         assert row["mention_id"].startswith("mention_")
         assert row["gleaning_pass"] == 0
         assert row["extractor"] == "heuristic"
-        assert row["extractor_version"] == "heuristic-1"
+        assert row["extractor_version"] == "heuristic-2"
         assert 0 < row["confidence"] <= 1
         assert row["name"] in row["description"] or len(row["description"]) == 300
     assert mentions["mention_id"].n_unique() == mentions.height
@@ -208,6 +210,7 @@ def test_bad_chunk_is_an_error_row_and_the_batch_goes_on():
         ("mentions", schemas.ENTITY_MENTIONS),
         ("relations", schemas.LOCAL_RELATIONS),
         ("chunk_status", schemas.CHUNK_EXTRACTIONS),
+        ("attributes", schemas.ATTRIBUTE_OBSERVATIONS),
     ],
 )
 @pytest.mark.parametrize("texts", [(LEAD,), ()])
@@ -229,3 +232,215 @@ def test_attributive_mentions_are_not_relation_endpoints():
     rows = result.relations.select("source_name", "target_name", "relation_type").iter_rows()
     pairs = set(rows)
     assert pairs == {("Acme Analytics", "Beta Systems", "ACQUIRED")}
+
+
+# --- attribute observations ----------------------------------------------------------------------
+
+SAMPLE_INBOX = Path(__file__).resolve().parents[1] / "data" / "inbox"
+
+APPOSITIVE = "Marcus Webb, a senior engineer at Northwind Robotics, walked through the integration roadmap."
+JOINED = "Marcus Webb left Northwind Robotics and joined Quantum Dynamics Lab as Chief Technology Officer in June 2025."
+HQ_BOSTON = "Northwind Robotics is headquartered in Boston, Massachusetts, where it employs roughly 240 people."
+HQ_MOVED = "Northwind Robotics moved its headquarters from Boston to Pittsburgh in July 2025."
+HQ_NOW = "Northwind is now headquartered in Pittsburgh, and it will keep a sales office in Boston."
+FOUNDED = "Priya Natarajan founded Lumen Analytics in Toronto this month."
+
+
+def facts(*texts: str) -> set[tuple[str, str, str]]:
+    return set(extract(*texts).attributes.select("entity_name", "attr_key", "value").iter_rows())
+
+
+def by_key(result, name: str, key: str) -> list[dict]:
+    rows = result.attributes.filter((pl.col("entity_name") == name) & (pl.col("attr_key") == key))
+    return list(rows.iter_rows(named=True))
+
+
+def test_sample_appositive_gives_employer_and_role():
+    result = extract(APPOSITIVE)
+    (employer,) = by_key(result, "Marcus Webb", "employer")
+    assert employer["value"] == "Northwind Robotics"
+    assert employer["confidence"] == 0.7
+    assert [r["value"] for r in by_key(result, "Marcus Webb", "role")] == ["senior engineer"]
+    # the cue types the mentions it relies on
+    types = dict(result.mentions.select("name", "entity_type").iter_rows())
+    assert types["Marcus Webb"] == "PERSON"
+    assert types["Northwind Robotics"] == "ORGANIZATION"
+
+
+def test_sample_joined_gives_the_new_employer_and_role_but_not_the_one_left():
+    result = extract(JOINED)
+    assert [r["value"] for r in by_key(result, "Marcus Webb", "employer")] == ["Quantum Dynamics Lab"]
+    assert by_key(result, "Marcus Webb", "employer")[0]["confidence"] == 0.8
+    assert [r["value"] for r in by_key(result, "Marcus Webb", "role")] == ["Chief Technology Officer"]
+
+
+def test_sample_headquarters_then_the_move():
+    result = extract(HQ_BOSTON, HQ_MOVED)
+    rows = result.attributes.filter(pl.col("attr_key") == "headquarters").sort("chunk_id")
+    assert rows.select("chunk_id", "entity_name", "value").rows() == [
+        ("chunk_0", "Northwind Robotics", "Boston"),
+        ("chunk_1", "Northwind Robotics", "Pittsburgh"),  # the place after "to", not the one left
+    ]
+    assert ("Northwind", "headquarters", "Pittsburgh") in facts(HQ_NOW)
+
+
+def test_sample_founder_and_founding_place():
+    assert facts(FOUNDED) == {
+        ("Lumen Analytics", "founder", "Priya Natarajan"),
+        ("Lumen Analytics", "founded_in", "Toronto"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("Sarah Chen joined Acme Analytics in 2020.", ("Sarah Chen", "employer", "Acme Analytics")),
+        ("Sarah Chen joins Acme Analytics as a senior engineer.", ("Sarah Chen", "role", "senior engineer")),
+        ("Maria Lopez works at Acme Analytics.", ("Maria Lopez", "employer", "Acme Analytics")),
+        ("Maria Lopez works for Acme Analytics.", ("Maria Lopez", "employer", "Acme Analytics")),
+        ("Sarah Chen has worked at Acme Analytics since 2016.", ("Sarah Chen", "employer", "Acme Analytics")),
+        ("Sarah Chen was hired by Acme Analytics in 2020.", ("Sarah Chen", "employer", "Acme Analytics")),
+        ("Sarah Chen is employed by Acme Analytics.", ("Sarah Chen", "employer", "Acme Analytics")),
+        ("Sarah Chen moved to Acme Analytics in 2021.", ("Sarah Chen", "employer", "Acme Analytics")),
+        ("Sarah Chen is the chief technology officer of Acme Analytics.", ("Sarah Chen", "role", "chief technology officer")),
+        ("Sarah Chen, Acme Analytics's CTO, spoke.", ("Sarah Chen", "employer", "Acme Analytics")),
+        ("Acme Analytics's CTO, Sarah Chen, spoke.", ("Sarah Chen", "role", "CTO")),
+        ("Google CEO Sundar Pichai spoke.", ("Sundar Pichai", "employer", "Google")),
+        ("Dr. Sarah Chen of the Quantum Dynamics Lab spoke.", ("Sarah Chen", "employer", "Quantum Dynamics Lab")),
+        ("Alan Okafor, director of QDL and a professor of physics at the Massachusetts Institute of Technology, spoke.",
+         ("Alan Okafor", "employer", "Massachusetts Institute of Technology")),
+        ("Acme Analytics is headquartered in Austin.", ("Acme Analytics", "headquarters", "Austin")),
+        ("Acme Analytics, based in Toronto, builds dashboards.", ("Acme Analytics", "headquarters", "Toronto")),
+        ("Acme Analytics relocated its headquarters to Austin.", ("Acme Analytics", "headquarters", "Austin")),
+        ("Acme Analytics opened its headquarters in Austin.", ("Acme Analytics", "headquarters", "Austin")),
+        ("Acme Analytics has its HQ in Austin.", ("Acme Analytics", "headquarters", "Austin")),
+        ("Sarah Chen works for Acme Analytics, which is headquartered in Austin.",
+         ("Acme Analytics", "headquarters", "Austin")),
+        ("Lena Ortiz moved to Lisbon in August.", ("Lena Ortiz", "located_in", "Lisbon")),
+        ("Lena Ortiz, who leads user support, moved from Boston to Lisbon.", ("Lena Ortiz", "located_in", "Lisbon")),
+        ("Sarah Chen lives in Lisbon.", ("Sarah Chen", "located_in", "Lisbon")),
+        ("Sarah Chen relocated to Lisbon.", ("Sarah Chen", "located_in", "Lisbon")),
+        ("Acme Analytics was founded in 2016 by Dr. Tom Brennan.", ("Acme Analytics", "founder", "Tom Brennan")),
+        ("Acme Analytics, founded by Sarah Chen, builds dashboards.", ("Acme Analytics", "founder", "Sarah Chen")),
+        ("Founded in 2014 by Alan Okafor, Acme Analytics builds dashboards.", ("Acme Analytics", "founder", "Alan Okafor")),
+        ("Priya Natarajan, founder of Lumen Analytics, spoke.", ("Lumen Analytics", "founder", "Priya Natarajan")),
+        ("Priya Natarajan, founder of Lumen Analytics, spoke.", ("Priya Natarajan", "employer", "Lumen Analytics")),
+    ],
+)
+def test_each_cue(text, fact):
+    assert fact in facts(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("Marcus Webb left Northwind Robotics.", ("Marcus Webb", "employer", "Northwind Robotics")),
+        ("Sarah Chen left Northwind Robotics.", ("Sarah Chen", "employer", "Northwind Robotics")),
+        ("Sarah Chen, a former engineer at Northwind Robotics, spoke.", ("Sarah Chen", "employer", "Northwind Robotics")),
+        ("Sarah Chen, a former engineer at Northwind Robotics, joined Quantum Dynamics Lab.",
+         ("Sarah Chen", "employer", "Northwind Robotics")),
+        ("Sarah Chen previously worked at Northwind Robotics.", ("Sarah Chen", "employer", "Northwind Robotics")),
+        ("Sarah Chen was a senior engineer at Northwind Robotics.", ("Sarah Chen", "employer", "Northwind Robotics")),
+        ("Sarah Chen spent six years as a research scientist at the University of Toronto.",
+         ("Sarah Chen", "employer", "University of Toronto")),
+        ("Sarah Chen will join Northwind Robotics.", ("Sarah Chen", "employer", "Northwind Robotics")),
+        ("Sarah Chen joined the Northwind Robotics team.", ("Sarah Chen", "employer", "Northwind Robotics")),
+        ("Sarah Chen left Acme Analytics and Bob Smith joined Beta Systems.", ("Sarah Chen", "employer", "Beta Systems")),
+        ("Acme Analytics was headquartered in Boston until 2020.", ("Acme Analytics", "headquarters", "Boston")),
+        ("Acme Analytics moved its headquarters from Boston to Austin.", ("Acme Analytics", "headquarters", "Boston")),
+        ("Quantum Dynamics Lab will hire two engineers under Sarah Chen, one based in Europe.",
+         ("Quantum Dynamics Lab", "headquarters", "Europe")),
+        ("Bob Smith said she works at Acme Analytics.", ("Bob Smith", "employer", "Acme Analytics")),
+    ],
+)
+def test_negative_cues(text, fact):
+    assert fact not in facts(text)
+
+
+def test_a_location_after_joined_is_not_an_employer():
+    result = extract("Sarah Chen joined Berlin last year.", "Müller joined by video from Zurich.")
+    assert result.attributes.height == 0
+
+
+def test_the_appositive_attaches_to_the_person_it_follows():
+    got = facts("Sarah Chen met Marcus Webb, a senior engineer at Northwind Robotics, in Boston.")
+    assert ("Marcus Webb", "employer", "Northwind Robotics") in got
+    assert not any(name == "Sarah Chen" for name, _, _ in got)
+
+
+def test_verb_cues_take_the_clause_subject():
+    assert facts("Sarah Chen, who met Bob Smith, joined Acme Analytics.") == {("Sarah Chen", "employer", "Acme Analytics")}
+    assert facts("Bob Smith met Sarah Chen and joined Acme Analytics.") == {("Bob Smith", "employer", "Acme Analytics")}
+    assert facts("Sarah Chen and Bob Smith joined Acme Analytics.") == {
+        ("Sarah Chen", "employer", "Acme Analytics"),
+        ("Bob Smith", "employer", "Acme Analytics"),
+    }
+
+
+def test_acronym_defined_in_the_chunk_gives_the_full_name_as_value():
+    text = "The Quantum Dynamics Lab (QDL) grew fast. Later, Sarah Chen joined QDL as CTO."
+    assert ("Sarah Chen", "employer", "Quantum Dynamics Lab") in facts(text)
+    assert ("Sarah Chen", "employer", "QDL") in facts("Sarah Chen joined QDL as CTO.")
+
+
+def test_attribute_ids_are_consistent_with_mentions_and_counted_in_status():
+    texts = (APPOSITIVE + " " + JOINED, HQ_BOSTON, "Nothing to see here.")
+    result = extract(*texts)
+    attrs = result.attributes
+    assert attrs.height >= 4
+    mention_ids = set(result.mentions.select("chunk_id", "entity_id", "name").iter_rows())
+    for row in attrs.iter_rows(named=True):
+        assert (row["chunk_id"], row["entity_id"], row["entity_name"]) in mention_ids
+        assert row["observation_id"] == "observation_" + stable_hash(
+            row["chunk_id"], row["entity_id"], row["attr_key"], row["value"].casefold()
+        )
+        assert row["gleaning_pass"] == 0
+        assert row["extractor"] == "heuristic"
+        assert row["extractor_version"] == "heuristic-2"
+        assert row["document_id"] == "doc_" + row["chunk_id"].split("_")[1] + ".md"
+    webb = result.mentions.filter(pl.col("name") == "Marcus Webb")["entity_id"].unique().to_list()
+    assert webb == [entity_id("PERSON", "MARCUS_WEBB")]
+    assert attrs["observation_id"].n_unique() == attrs.height
+    counts = dict(attrs.group_by("chunk_id").len().iter_rows())
+    status = {r["chunk_id"]: r for r in result.chunk_status.iter_rows(named=True)}
+    for cid, row in status.items():
+        assert row["attribute_count"] == counts.get(cid, 0)
+        assert row["passes"] == 0
+    assert extract(*texts).attributes["observation_id"].to_list() == attrs["observation_id"].to_list()
+
+
+def test_same_fact_twice_in_a_chunk_is_one_row_with_the_best_confidence():
+    text = "Sarah Chen, a senior engineer at Acme Analytics, spoke. Sarah Chen works at Acme Analytics."
+    rows = by_key(extract(text), "Sarah Chen", "employer")
+    assert len(rows) == 1
+    assert rows[0]["confidence"] == 0.8
+
+
+def test_attribute_types_follow_entity_types():
+    ex = HeuristicExtractor(entity_types=("PERSON", "ORGANIZATION", "OTHER"))
+    result = ex.extract(chunks(HQ_BOSTON + " " + APPOSITIVE))
+    keys = set(result.attributes["attr_key"].to_list())
+    assert "headquarters" not in keys  # no LOCATION type, no place values
+    assert "employer" in keys
+
+
+@pytest.mark.skipif(not SAMPLE_INBOX.is_dir(), reason="sample corpus not present")
+def test_sample_corpus_employer_history_is_clean():
+    from kg_assets.core.chunking import ChunkingConfig, chunk_documents
+    from kg_assets.core.documents import read_document, scan_inbox
+
+    rows = [read_document(SAMPLE_INBOX / key, key) for key in scan_inbox(SAMPLE_INBOX)]
+    docs = pl.DataFrame(rows, infer_schema_length=None)
+    result = HeuristicExtractor().extract(chunk_documents(docs, ChunkingConfig()))
+    attrs = result.attributes.join(docs.select("document_id", "document_date"), on="document_id")
+    assert attrs.schema == pl.Schema({**schemas.ATTRIBUTE_OBSERVATIONS, "document_date": docs.schema["document_date"]})
+    webb = attrs.filter((pl.col("entity_name") == "Marcus Webb") & (pl.col("attr_key") == "employer"))
+    moved = pl.datetime(2025, 6, 18, time_zone="UTC")
+    before = set(webb.filter(pl.col("document_date") < moved)["value"].to_list())
+    after = set(webb.filter(pl.col("document_date") >= moved)["value"].to_list())
+    assert before == {"Northwind Robotics"}
+    assert "Quantum Dynamics Lab" in after and "Northwind Robotics" not in after
+    hq = attrs.filter((pl.col("entity_name") == "Northwind Robotics") & (pl.col("attr_key") == "headquarters"))
+    assert hq.sort("document_date")["value"].to_list()[0] == "Boston"
+    assert set(hq.filter(pl.col("document_date") > pl.datetime(2025, 7, 1, time_zone="UTC"))["value"]) == {"Pittsburgh"}
+    assert ("Lumen Analytics", "founder", "Priya Natarajan") in set(attrs.select("entity_name", "attr_key", "value").iter_rows())

@@ -306,3 +306,10 @@ def test_baselines():
         redirects = linker.link(frame)
         assert not set(redirects["to_id"]) & set(redirects["from_id"])
         assert redirects.schema == pl.Schema(schemas.ENTITY_ALIASES)
+
+
+def test_a_trailing_place_name_is_a_modifier_not_the_head():
+    c = clusters(mentions(("d1", "Bayern Munich", O), ("d1", "Bayern", O), ("d2", "Munich", L),
+                          ("d3", "Deutsche Bank", O), ("d3", "Deutsche", O)))
+    assert same(c, ("Bayern", O), ("Bayern Munich", O))
+    assert not same(c, ("Deutsche", O), ("Deutsche Bank", O))

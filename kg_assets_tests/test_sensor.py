@@ -76,27 +76,32 @@ def test_sensor_adds_edits_and_deletes_exactly_what_changed(project):
     # --- delete one file: its contributions leave every table; entities it alone supported are closed
     victim = "notes/jordan_amman_trip.txt"
     assert project.execute("consolidation").success
+    canonical_mentions = """(SELECT coalesce(a.to_id, m.entity_id) AS entity_id, m.document_id, m.chunk_id
+                             FROM kg.entity_mentions m LEFT JOIN kg.entity_aliases a ON a.from_id = m.entity_id)"""
     only_there = project.sql(
-        """SELECT entity_id FROM kg.entity_mentions GROUP BY entity_id
-           HAVING bool_and(document_id = $d)""", d=victim)["entity_id"].to_list()
-    shared = project.sql(
-        """SELECT entity_id, count(*) FILTER (WHERE document_id <> $d) AS rest FROM kg.entity_mentions GROUP BY entity_id
-           HAVING bool_or(document_id = $d) AND bool_or(document_id <> $d)""", d=victim)
+        f"SELECT entity_id FROM {canonical_mentions} GROUP BY entity_id HAVING bool_and(document_id = $d)", d=victim
+    )["entity_id"].to_list()
     edges_before = project.sql("SELECT edge_id FROM kg.graph_edges WHERE valid_until IS NULL AND list_contains(document_ids, $d)", d=victim)
-    assert only_there and shared.height and edges_before.height
+    assert only_there and edges_before.height
     (project.inbox / victim).unlink()
     deleted = _tick(project, cursor)
     assert victim not in project.instance.get_dynamic_partitions("documents")
     assert [sorted(r.asset_selection) for r in deleted.run_requests] == [
         [dg.AssetKey("entity_attributes"), dg.AssetKey("knowledge_graph"), dg.AssetKey("linked_entities")]]
     assert _execute(project, deleted.run_requests[0]).success
-    for table in ("chunks", "entity_mentions", "local_relations", "chunk_extractions"):
+    for table in ("chunks", "entity_mentions", "local_relations", "chunk_extractions", "attribute_observations"):
         assert project.sql(f"SELECT count(*) AS n FROM kg.{table} WHERE document_id = $d", d=victim)["n"][0] == 0, table
     assert project.sql("SELECT status FROM kg.documents WHERE document_id = $d AND valid_until IS NULL", d=victim).height == 0
-    closed = project.sql("SELECT entity_id, valid_until FROM kg.entities WHERE entity_id IN (SELECT unnest($ids))", ids=only_there)
-    assert closed.height == len(only_there) and closed["valid_until"].null_count() == 0
-    counts = project.sql("SELECT entity_id, mention_count FROM kg.entities WHERE valid_until IS NULL")
-    assert shared.select("entity_id", pl.col("rest").alias("mention_count")).sort("entity_id").equals(
-        counts.join(shared.select("entity_id"), on="entity_id").sort("entity_id"))
+    closed = project.sql("SELECT entity_id FROM kg.entities WHERE entity_id IN (SELECT unnest($ids)) AND valid_until IS NULL",
+                         ids=only_there)
+    assert closed.height == 0, "entities only the deleted document supported are no longer current"
+    # every current entity is supported exactly by the mentions that remain
+    drift = project.sql(f"""
+        SELECT e.entity_id FROM kg.entities e
+        LEFT JOIN (SELECT entity_id, count(*) AS n FROM {canonical_mentions} GROUP BY entity_id) m USING (entity_id)
+        WHERE e.valid_until IS NULL AND e.mention_count IS DISTINCT FROM m.n""")
+    assert drift.height == 0
     still = project.sql("SELECT count(*) AS n FROM kg.graph_edges WHERE valid_until IS NULL AND list_contains(document_ids, $d)", d=victim)
     assert still["n"][0] == 0
+    attributes = project.sql("SELECT count(*) AS n FROM kg.entity_attributes WHERE list_contains(source_document_ids, $d)", d=victim)
+    assert attributes["n"][0] == 0

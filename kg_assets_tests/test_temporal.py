@@ -385,3 +385,15 @@ def test_documented_sql_views_match_the_polars_functions():
             assert ids(f"SELECT attribute_id FROM kg.entity_attributes_at(TIMESTAMPTZ '{when.isoformat()}')") == expected
     finally:
         con.close()
+
+
+def test_values_naming_a_linked_entity_resolve_to_its_canonical_name():
+    from kg_assets.core.temporal import resolve_entity_values
+
+    obs = pl.DataFrame({"entity_id": ["e_webb"] * 3, "attr_key": ["employer"] * 3,
+                        "value": ["QDL", "Quantum Dynamics Lab", "Acme Unknown"]})
+    mentions = pl.DataFrame({"entity_id": ["e_qdl", "e_qdl", "e_person"], "name": ["QDL", "Quantum Dynamics Lab", "Qdl"]})
+    entities = pl.DataFrame({"entity_id": ["e_qdl", "e_person"], "name": ["Quantum Dynamics Lab", "Q. D. Lee"], "mention_count": [9, 1]})
+    out = resolve_entity_values(obs, mentions, entities)
+    assert out["value"].to_list() == ["Quantum Dynamics Lab", "Quantum Dynamics Lab", "Acme Unknown"]
+    assert out.columns == obs.columns

@@ -19,51 +19,66 @@ plugged in later the same way (and may reuse `resolve_clusters` to turn its pair
 NameLinker rules
 ----------------
 The linker works on DISTINCT entity ids (one node per id, with its most frequent surface form, mention
-count and the documents it occurs in), never per mention.
+count and the documents it occurs in), never per mention. Every rule is a general statement about
+names; none is tuned to a data set.
 
-1. Matching key. The surface form is folded: diacritics, punctuation, possessives, leading articles,
-   dotted initials ("U.S." -> US), honorifics before person names (Dr, Prof, Mr, Mrs, Ms, Sir,
-   President ...), generational suffixes after them (Jr, Sr) and corporate suffixes after organization
-   names (Inc, Corp, Ltd, LLC, GmbH, Co, plc ...). The entity keeps its own name; the key only
-   decides matches. A trailing "(ABC)" is removed from the key and kept as a declared acronym.
+1. Matching key. The surface form is folded: diacritics, punctuation, possessives, dotted and spaced
+   initials ("U.S." / "U . S ." -> US, while "John F. Kennedy" keeps its lone initial), leading
+   articles and prepositions ("in the North Bay" -> North Bay), before a person's name honorifics (Dr,
+   Prof, Mr, Mrs, Ms, Sir, President ...) and lower-case descriptions ("boss Steven Moffat"), after an
+   organization's name corporate suffixes (Inc, Corp, Ltd, LLC, GmbH, Co, plc ...). Generational
+   suffixes (Jr, Sr) are kept: they tell father and son apart. The entity keeps its own name: the key
+   only decides matches. A trailing "(ABC)" leaves the key and becomes a declared acronym.
 2. Name variants (equivalence, any documents). Ids of the same type with the same key are one entity
-   ("Apple Inc." = "Apple", "Dr. Jane Smith" = "Jane Smith"), and a small table of very common country
-   aliases (US / USA / United States ..., UK / United Kingdom / Great Britain / Britain) joins
-   locations. An id typed OTHER joins the only typed entity with its key; when the key is typed
-   several ways (Jordan the LOCATION and Jordan the PERSON) it stays separate. Different types never
-   merge otherwise.
-3. Short forms (directed: a short id joins one long entity). The short side must look like a name
-   (capitalised or an acronym) and, except for acronyms, be at least 4 characters long. Its type must
-   equal the long side's, or be OTHER with same-document evidence. Candidate long forms:
-   - person_short_form (PERSON): the surname ("Obama" -> "Barack Obama"), a trailing run of tokens
-     ("Luther King"), first + last for a longer name ("John Kennedy" -> "John F. Kennedy"), an initial +
-     surname ("J. Kennedy"); the first name alone only with same-document evidence.
+   ("Apple Inc." = "Apple", "Dr. Jane Smith" = "Jane Smith"); a small table of very common country
+   aliases that no rule derives (US / USA / United States, UK / Britain ...) joins locations. An id
+   typed OTHER joins the only typed entity with its key when it is written as a name and never occurs
+   in a document that has the typed one (inside one document two types are a distinction: "Spanish"
+   the language next to "Spanish" for Spain; across documents they are extraction noise). When the
+   key is typed several ways (Jordan the LOCATION, Jordan the PERSON) it stays separate. Different
+   types never merge otherwise.
+3. Short forms (directed: a short id joins at most one long entity of the SAME type). The short side
+   must be written as a name (a capitalised word, not "15-inch" or "jury") and, except for acronyms,
+   have at least 4 characters (the seed rule). Candidate long forms:
+   - person_short_form (PERSON): the surname ("Obama" -> "Barack Obama") or a trailing run ("Luther
+     King"); first + last of a longer name ("John Kennedy" -> "John F. Kennedy"), first + middle
+     initials + last ("William H. Armstrong"), initials + last ("J. Kennedy", "J. H. Dearle"); given
+     names ("Barack" -> "Barack Obama") only with same-document evidence.
    - acronym: initials of the capitalised content words of the long form, with or without the
-     connectors (of, and, for ...) and with all-caps tokens kept whole ("US Geological Survey" ->
-     USGS); or an acronym declared in parentheses. The short side must be written in capitals.
-   - containment (other types): the short key is a contiguous token run of the long key and every
-     extra token of the long form is name-like (capitalised or a connector), so "Apple" never reaches
-     "apple pie"; a run that follows a connector is a modifier, not the head ("Congress" is not "Library
-     of Congress"). Locations only extend to the right by designators ("Aceh" -> "Aceh Province"): a
-     leading name-like word makes another place ("East Germany", "New York").
+     connectors (of, and, for ...), all-caps words kept whole ("US Geological Survey" -> USGS), or an
+     acronym declared in parentheses. The short side must be written in capitals.
+   - containment (types other than PERSON and LOCATION): the short key is a contiguous token run of the
+     long key that
+       * contains the head of the long name (the last word, or the word before the first "of"/"for"/
+         "de"...): "Legislature" -> "Philippine Legislature", "House of Commons" -> "House of Commons
+         of Canada"; a run that only keeps modifiers names something else ("Microsoft" is not
+         "Microsoft Mobile", "Congress" is not "Library of Congress");
+       * leaves only name-like extra words (capitalised or connectors): "Apple" never reaches "apple
+         pie";
+       * leaves no number or roman numeral ("World Cup" is not "2014 World Cup", "Legends" not
+         "Legends II").
+     Locations are never extended by containment: a place's name extended either way is usually
+     another place (Albany / Albany County, Germany / East Germany, New York / New York City).
    Evidence, strongest first:
    - same document: in each document where the short id occurs with exactly one candidate entity,
-     that document votes for it (a document with two candidates votes for none). The winner must have
-     strictly more votes than the runner-up and, except for acronyms, cover at least half of the short
-     id's documents (a short form mostly seen without the long one is an entity of its own:
-     "Doctor Who" vs "Doctor Who Live").
+     that document votes for it (a document with two candidates, e.g. two Smiths, votes for none).
+     The winner needs strictly more votes than the runner-up and, except for acronyms, votes from at
+     least half of the short id's documents (a short form mostly seen without the long one is an
+     entity of its own: "Doctor Who" vs "Doctor Who Live").
    - across documents (only when the short id never co-occurs with any candidate): exactly one
-     candidate entity in the whole corpus, and the rule must be specific: surnames, multi-token short
-     forms, acronyms of 3+ letters; single-token heads of other types ("Apple" -> "Apple Pie") need a
-     shared document. The short id may not occur in more than twice as many documents as the long one
-     (Washington vs Washington Heights).
+     candidate entity in the whole corpus, by a specific rule: surnames and person short forms,
+     multi-token contained names, acronyms of 3+ letters. Single-word heads of other types and given
+     names need a shared document. The short id may not occur in more than twice as many documents
+     as its long form (except acronyms): "Berg" in 50 documents is not the "Anna Berg" of one.
    Short forms are resolved from the longest to the shortest, so "Obama" sees "Barack Obama" and
    "Barack Hussein Obama" as one candidate once they are linked. An entity joins as a short form at
-   most once, so a short form can never bridge two different long entities.
+   most once, so a short form never bridges two different long entities.
 4. Canonical id: per cluster, a merge-override target first, then typed over OTHER, full names over
    short forms, most mentions, most tokens, smallest id. Independent of row order.
-5. Overrides (from_id, to_id, action): "merge" forces the two ids together (to_id canonical), "split"
-   forbids the two ids from ever ending in the same cluster, whatever path would join them.
+5. Overrides (from_id, to_id, action): "merge" forces the two ids together (to_id canonical); "split"
+   forbids the two ids from ever ending in the same cluster, whatever path would join them (undoing
+   a merge = a split; the next run restores separate entities). Ids absent from the mentions are
+   ignored.
 
 Candidate generation is sub-quadratic: long forms publish "handles" (their token runs, initials,
 first+last keys) and short forms are found by equality joins on (document, handle) and on handle;
@@ -75,6 +90,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Protocol
 
 import polars as pl
@@ -89,7 +105,7 @@ PREPOSITIONS = ["IN", "NEAR", "AT", "ON", "FROM", "TO", "INTO", "INSIDE", "OUTSI
 HONORIFICS = [
     "DR", "DRS", "PROF", "PROFESSOR", "MR", "MRS", "MS", "MISS", "MX", "MESSRS", "MME", "MLLE", "SIR", "DAME",
     "LORD", "LADY", "REV", "REVEREND", "HON", "SEN", "SENATOR", "REP", "GOV", "GOVERNOR", "GEN", "COL",
-    "CAPT", "LT", "SGT", "PRESIDENT", "JUDGE", "MAYOR", "HERR", "FRAU", "SR", "SRA", "DON", "DONA",
+    "CAPT", "LT", "SGT", "PRESIDENT", "JUDGE", "MAYOR", "HERR", "FRAU",
 ]
 CORPORATE_SUFFIXES = [
     "INC", "INCORPORATED", "CORP", "CORPORATION", "LTD", "LIMITED", "LLC", "LLP", "LP", "PLC", "CO", "COMPANY",
@@ -130,8 +146,6 @@ RULE_LABEL = {"acronym": "acronym", "declared_acronym": "declared acronym", "sur
               "person_short_form": "short form", "first_name": "given name", "containment": "contained name"}
 RULE_RANK = {"declared_acronym": 0, "acronym": 1, "person_short_form": 2, "surname": 3, "containment": 4,
              "first_name": 5}
-REDIRECT_SCHEMA = {"from_id": pl.String, "to_id": pl.String, "method": pl.String, "score": pl.Float64,
-                   "evidence": pl.String}
 
 
 class Linker(Protocol):
@@ -165,7 +179,22 @@ def apply_redirects(frame: pl.DataFrame, redirects: pl.DataFrame, columns: list[
 # Union-find with "cannot link" constraints and an audit trail of accepted edges.
 
 
-class _Clusters:
+def keep_created_at(redirects: pl.DataFrame, previous: pl.DataFrame) -> pl.DataFrame:
+    """Stamp redirects with when each (from, to) link was first made; new links get now."""
+    first_made = previous.select("from_id", "to_id", pl.col("created_at").cast(schemas.TS).alias("_first")).unique(["from_id", "to_id"])
+    return schemas.conform(
+        redirects.join(first_made, on=["from_id", "to_id"], how="left").with_columns(
+            pl.coalesce("_first", pl.lit(datetime.now(UTC))).cast(schemas.TS).alias("created_at")
+        ),
+        schemas.ENTITY_ALIASES,
+    )
+
+
+class Clusters:
+    """Union-find over entity indexes with "cannot link" pairs (split overrides) and the audit trail of
+    accepted unions (a, b, method, score, evidence). Any linker can feed its pairs in and call
+    `resolve_clusters`."""
+
     def __init__(self, n: int, splits: Iterable[tuple[int, int]] = ()):
         self.parent = list(range(n))
         self.forbid: dict[int, set[int]] = {}  # root -> ids its component may never contain
@@ -208,7 +237,7 @@ class _Clusters:
 
 def resolve_clusters(
     ids: list[str],
-    clusters: _Clusters,
+    clusters: Clusters,
     rank: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Redirect rows from a union-find over `ids`: each non-canonical id -> its cluster's canonical id.
@@ -269,7 +298,7 @@ def _override_pairs(overrides: pl.DataFrame | None, index: dict[str, int]) -> tu
 def entity_nodes(mentions: pl.DataFrame) -> pl.DataFrame:
     """One row per entity id: idx, entity_id, entity_type, normalized_name, name (most frequent surface
     form, ties alphabetical), n_mentions, n_docs. Sorted by entity_id (idx = row number)."""
-    m = mentions.select(
+    m = mentions.lazy().select(
         "entity_id",
         pl.coalesce(pl.col("name"), pl.col("normalized_name"), pl.lit("")).alias("name"),
         pl.col("normalized_name").fill_null(""),
@@ -278,9 +307,8 @@ def entity_nodes(mentions: pl.DataFrame) -> pl.DataFrame:
     ).filter(pl.col("entity_id").is_not_null())
     names = (
         m.group_by("entity_id", "name").len()
-        .sort(["entity_id", "len", "name"], descending=[False, True, False])
-        .group_by("entity_id", maintain_order=True).first()
-        .select("entity_id", "name")
+        .group_by("entity_id")
+        .agg(pl.col("name").sort_by(["len", "name"], descending=[True, False]).first())
     )
     stats = m.group_by("entity_id").agg(
         pl.col("entity_type").min(),
@@ -288,7 +316,8 @@ def entity_nodes(mentions: pl.DataFrame) -> pl.DataFrame:
         pl.len().cast(pl.Int64).alias("n_mentions"),
         pl.col("document_id").n_unique().cast(pl.Int64).alias("n_docs"),
     )
-    return stats.join(names, on="entity_id").sort("entity_id").with_row_index("idx").with_columns(pl.col("idx").cast(pl.Int64))
+    return (stats.join(names, on="entity_id").sort("entity_id").with_row_index("idx")
+            .with_columns(pl.col("idx").cast(pl.Int64)).collect())
 
 
 def _drop_first(cond: pl.Expr) -> pl.Expr:
@@ -365,9 +394,17 @@ def _handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acronyms: pl.D
     frames = []
 
     # token runs (containment, surname, trailing person runs, given names)
-    spans = long.join(_spans(), on="n_tok").with_columns(
-        pl.col("up").list.slice(pl.col("start"), pl.col("length")).list.join(" ").alias("h_key"))
-    spans = spans.join(short_keys, on="h_key", how="semi")
+    # (locations publish no runs; the run strings are built first and only the matching ones get the
+    # other columns back)
+    spans = (
+        long.lazy().filter(pl.col("entity_type") != "LOCATION").select("idx", "n_tok", "up")
+        .join(_spans().lazy(), on="n_tok")
+        .select("idx", "start", "length",
+                pl.col("up").list.slice(pl.col("start"), pl.col("length")).list.join(" ").alias("h_key"))
+        .join(short_keys.lazy(), on="h_key", how="semi")
+        .join(long.lazy(), on="idx")
+        .collect()
+    )
     if spans.height:
         outside_tok = pl.concat_list(pl.col("tok").list.slice(0, pl.col("start")),
                                      pl.col("tok").list.slice(pl.col("start") + pl.col("length")))
@@ -381,7 +418,15 @@ def _handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acronyms: pl.D
             pl.when(pl.col("start") > 0).then(pl.col("tok").list.get(pl.col("start") - 1, null_on_oob=True))
             .otherwise(None).str.to_lowercase().is_in(CONNECTORS).fill_null(False).alias("after_connector"),
             head.cast(pl.Int64).alias("head"),
-        ).with_columns(
+        )
+        # a trailing word that is a known place is a locative modifier: the head of "Bayern Munich" is Bayern
+        places = nodes.filter((pl.col("entity_type") == "LOCATION") & (pl.col("n_tok") == 1))["raw_key"].unique()
+        for _ in range(2):
+            at_place = pl.col("up").list.get(pl.col("head"), null_on_oob=True).is_in(places.implode()).fill_null(False)
+            spans = spans.with_columns(
+                pl.when(at_place & (pl.col("head") > 0) & (pl.col("head") == pl.col("n_tok") - 1))
+                .then(pl.col("head") - 1).otherwise(pl.col("head")).alias("head"))
+        spans = spans.with_columns(
             pl.col("outside").list.eval(pl.element().str.contains(r"^[\p{Lu}\p{N}]") | connectors).list.all()
             .alias("extras_namelike"),
             pl.col("outside").list.eval(pl.element().str.contains(r"\p{N}|^[IVXLC]{1,4}$")).list.any()
@@ -426,19 +471,23 @@ def _handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acronyms: pl.D
 
     # acronyms: initials of capitalised content words (variants: connectors, all-caps tokens whole)
     if short_acronyms.height:
-        toks = long.select("idx", "tok").with_columns(pl.int_ranges(0, pl.col("tok").list.len()).alias("pos")) \
-            .explode(["tok", "pos"])
-        is_conn = pl.col("tok").str.to_lowercase().is_in(CONNECTORS)
-        content = pl.col("tok").str.contains(r"^[\p{Lu}\p{N}]") & ~is_conn
-        initial = pl.col("tok").str.slice(0, 1).str.to_uppercase()
-        whole = pl.when(pl.col("tok").str.contains(r"^\p{Lu}{2,4}$")).then(pl.col("tok")).otherwise(initial)
-        acr = toks.sort("idx", "pos").group_by("idx", maintain_order=True).agg(
-            initial.filter(content).str.join("").alias("a1"),
-            whole.filter(content).str.join("").alias("a2"),
-            initial.filter(content | is_conn).str.join("").alias("a3"),
-            whole.filter(content | is_conn).str.join("").alias("a4"),
-            content.sum().alias("n_content"),
-        ).filter(pl.col("n_content") >= 2)
+        e = pl.element()
+        is_conn = e.str.to_lowercase().is_in(CONNECTORS)
+        content = e.str.contains(r"^[\p{Lu}\p{N}]") & ~is_conn
+        initial = e.str.slice(0, 1).str.to_uppercase()
+        whole = pl.when(e.str.contains(r"^\p{Lu}{2,4}$")).then(e).otherwise(initial)
+
+        def letters(keep: pl.Expr, letter: pl.Expr) -> pl.Expr:
+            return pl.col("tok").list.eval(pl.when(keep).then(letter).otherwise(pl.lit(""))).list.join("")
+
+        acr = long.lazy().select(
+            "idx",
+            letters(content, initial).alias("a1"),
+            letters(content, whole).alias("a2"),
+            letters(content | is_conn, initial).alias("a3"),
+            letters(content | is_conn, whole).alias("a4"),
+            pl.col("tok").list.eval(content).list.sum().alias("n_content"),
+        ).filter(pl.col("n_content") >= 2).collect()
         acr = acr.unpivot(index="idx", on=["a1", "a2", "a3", "a4"], value_name="h_key").select("idx", "h_key")
         acr = acr.filter(pl.col("h_key").str.len_chars().is_between(2, MAX_ACRONYM)).unique()
         acr = acr.join(short_acronyms, on="h_key", how="semi")
@@ -479,9 +528,9 @@ class NameLinker:
         ids = nodes["entity_id"].to_list()
         n = len(ids)
         stats["entities"] = n
-        index = {e: i for i, e in enumerate(ids)}
+        index = {e: i for i, e in enumerate(ids)} if overrides is not None and overrides.height else {}
         merges, splits = _override_pairs(overrides, index)
-        uf = _Clusters(n, splits)
+        uf = Clusters(n, splits)
         names = nodes["name"].to_list()
         node_docs = (
             mentions.select("entity_id", pl.col("document_id").fill_null(""))
@@ -519,7 +568,7 @@ class NameLinker:
 
     # -- name variants -------------------------------------------------------------------------------
 
-    def _equivalences(self, nodes: pl.DataFrame, node_docs: pl.DataFrame, uf: _Clusters, names: list[str],
+    def _equivalences(self, nodes: pl.DataFrame, node_docs: pl.DataFrame, uf: Clusters, names: list[str],
                       stats: dict) -> None:
         keyed = nodes.filter(pl.col("key") != "").select("idx", "key", "raw_key", "entity_type", "first_cap", "is_acronym")
         same = (
@@ -560,7 +609,7 @@ class NameLinker:
 
     # -- short forms ---------------------------------------------------------------------------------
 
-    def _short_forms(self, nodes, node_docs, uf: _Clusters, group: list[int], names: list[str], stats: dict) -> set[int]:
+    def _short_forms(self, nodes, node_docs, uf: Clusters, group: list[int], names: list[str], stats: dict) -> set[int]:
         shorts = nodes.filter(
             (pl.col("n_tok") >= 1) & (pl.col("n_tok") < MAX_TOKENS) & (pl.col("key") != "")
             & (pl.col("first_cap") | pl.col("is_acronym"))
@@ -654,14 +703,14 @@ class NameLinker:
         return attached
 
     @staticmethod
-    def _roots(rows: pl.DataFrame, uf: _Clusters) -> pl.DataFrame:
+    def _roots(rows: pl.DataFrame, uf: Clusters) -> pl.DataFrame:
         ls = rows["l"].unique().to_list()
         gs = rows["g"].unique().to_list()
         lr = pl.DataFrame({"l": pl.Series(ls, dtype=pl.Int64), "root": pl.Series([uf.find(x) for x in ls], dtype=pl.Int64)})
         gr = pl.DataFrame({"g": pl.Series(gs, dtype=pl.Int64), "g_root": pl.Series([uf.find(x) for x in gs], dtype=pl.Int64)})
         return rows.join(lr, on="l").join(gr, on="g").filter(pl.col("root") != pl.col("g_root"))
 
-    def _same_document(self, rows: pl.DataFrame, uf: _Clusters, g_docs: pl.DataFrame, attached: set[int]) -> list:
+    def _same_document(self, rows: pl.DataFrame, uf: Clusters, g_docs: pl.DataFrame, attached: set[int]) -> list:
         rows = self._roots(rows.filter(~pl.col("g").is_in(list(attached))), uf)
         if rows.height == 0:
             return []
@@ -688,7 +737,7 @@ class NameLinker:
         ).unnest("rep")
         return list(ok.select("g", "s", "l", "rule", "doc", "top", "g_docs").iter_rows())
 
-    def _across_documents(self, rows: pl.DataFrame, uf: _Clusters, g_docs: pl.DataFrame, attached: set[int]) -> list:
+    def _across_documents(self, rows: pl.DataFrame, uf: Clusters, g_docs: pl.DataFrame, attached: set[int]) -> list:
         rows = self._roots(rows.filter(~pl.col("g").is_in(list(attached))), uf)
         if rows.height == 0:
             return []
@@ -696,7 +745,7 @@ class NameLinker:
             rows.sort("rank", "s", "l")
             .group_by("g").agg(
                 pl.col("root").n_unique().alias("n_roots"),
-                pl.col("l_docs").sum().alias("l_docs"),
+                pl.col("l_docs").max().alias("l_docs"),
                 pl.col("s").first(), pl.col("l").first(), pl.col("rule").first(),
             )
             .filter(pl.col("n_roots") == 1)
@@ -709,10 +758,6 @@ class NameLinker:
 
 # ---------------------------------------------------------------------------------------------------
 # Baselines (the reference rules), for the comparison table.
-
-
-def _mention_nodes(mentions: pl.DataFrame) -> pl.DataFrame:
-    return entity_nodes(mentions)
 
 
 def _rank_by_frequency(nodes: pl.DataFrame) -> pl.DataFrame:
@@ -731,10 +776,10 @@ class ExactNameLinker:
     def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
         if mentions.height == 0:
             return schemas.empty(schemas.ENTITY_ALIASES)
-        nodes = _mention_nodes(mentions)
+        nodes = entity_nodes(mentions)
         ids = nodes["entity_id"].to_list()
         merges, splits = _override_pairs(overrides, {e: i for i, e in enumerate(ids)})
-        uf = _Clusters(len(ids), splits)
+        uf = Clusters(len(ids), splits)
         for a, b in merges:
             uf.union(a, b, "override", 1.0, "override: merge")
         groups = nodes.filter(pl.col("normalized_name") != "").group_by("normalized_name").agg(pl.col("idx").sort()) \
@@ -757,10 +802,10 @@ class ContainmentLinker:
     def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
         if mentions.height == 0:
             return schemas.empty(schemas.ENTITY_ALIASES)
-        nodes = _mention_nodes(mentions)
+        nodes = entity_nodes(mentions)
         ids = nodes["entity_id"].to_list()
         merges, splits = _override_pairs(overrides, {e: i for i, e in enumerate(ids)})
-        uf = _Clusters(len(ids), splits)
+        uf = Clusters(len(ids), splits)
         for a, b in merges:
             uf.union(a, b, "override", 1.0, "override: merge")
         text = [s.replace("_", " ") for s in nodes["normalized_name"].to_list()]
@@ -805,10 +850,10 @@ class FuzzyLinker:
 
         if mentions.height == 0:
             return schemas.empty(schemas.ENTITY_ALIASES)
-        nodes = _mention_nodes(mentions)
+        nodes = entity_nodes(mentions)
         ids = nodes["entity_id"].to_list()
         merges, splits = _override_pairs(overrides, {e: i for i, e in enumerate(ids)})
-        uf = _Clusters(len(ids), splits)
+        uf = Clusters(len(ids), splits)
         for a, b in merges:
             uf.union(a, b, "override", 1.0, "override: merge")
         text = [s.replace("_", " ") for s in nodes["normalized_name"].to_list()]

@@ -175,6 +175,15 @@ ATTRIBUTE_SUPERSESSIONS = {
     "relation_type": pl.String,  # always SUPERSEDES
 }
 
+# Manual linking decisions (`kg link split|merge`): applied on every consolidation, undone by removal.
+LINK_OVERRIDES = {
+    "from_id": pl.String,
+    "to_id": pl.String,
+    "action": pl.String,  # split: never in one entity | merge: from_id -> to_id
+    "note": pl.String,
+    "created_at": TS,
+}
+
 ENTITY_ALIASES = {
     "from_id": pl.String,
     "to_id": pl.String,
@@ -220,6 +229,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "llm_calls": LLM_CALLS,
     "entities": ENTITIES,
     "entity_aliases": ENTITY_ALIASES,
+    "link_overrides": LINK_OVERRIDES,
     "graph_nodes": GRAPH_NODES,
     "graph_edges": GRAPH_EDGES,
     "entity_attributes": ENTITY_ATTRIBUTES,

@@ -341,6 +341,29 @@ def current_attributes(entity_attributes: pl.DataFrame) -> pl.DataFrame:
     return entity_attributes.filter(pl.col("valid_until").is_null())
 
 
+def resolve_entity_values(observations: pl.DataFrame, mentions: pl.DataFrame, entities: pl.DataFrame) -> pl.DataFrame:
+    """Rewrite attribute values that name a linked entity to that entity's canonical name.
+
+    "QDL" and "Quantum Dynamics Lab" as an employer are one value once linking made them one entity.
+    `mentions` must already carry canonical entity ids (redirects applied); a surface name used for
+    several entities resolves to the one with the most mentions.
+    """
+    names = (
+        mentions.select(normalize_value_expr(pl.col("name")).alias("_value_key"), "entity_id")
+        .unique()
+        .join(entities.select("entity_id", pl.col("name").alias("_canonical"), "mention_count"), on="entity_id")
+        .sort(["_value_key", "mention_count", "entity_id"], descending=[False, True, False])
+        .unique("_value_key", keep="first", maintain_order=True)
+        .select("_value_key", "_canonical")
+    )
+    return (
+        observations.with_columns(normalize_value_expr(pl.col("value")).alias("_value_key"))
+        .join(names, on="_value_key", how="left")
+        .with_columns(pl.coalesce("_canonical", "value").alias("value"))
+        .drop("_value_key", "_canonical")
+    )
+
+
 def attributes_as_of(entity_attributes: pl.DataFrame, when: datetime) -> pl.DataFrame:
     """Rows valid at `when`: valid_from <= when < coalesce(valid_until, +inf). Naive `when` is UTC."""
     at = when if when.tzinfo is not None else when.replace(tzinfo=UTC)

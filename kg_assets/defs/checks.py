@@ -80,6 +80,12 @@ def entities_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResul
     return _result(warehouse.get().duplicate_current_keys("entities", ["entity_id"]), "entities with several current rows")
 
 
+@dg.asset_check(asset="linked_entities", blocking=True,
+                description="Every redirect in kg.entity_aliases targets a current entity; no self-links, chains or cycles.")
+def redirects_resolve(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(warehouse.get().redirect_problems(), "bad redirects")
+
+
 @dg.asset_check(asset="entity_attributes", blocking=True,
                 description="kg.entity_attributes has one current row per (entity_id, attr_key).")
 def attributes_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResult:
@@ -111,6 +117,7 @@ checks = [
     relation_endpoints_exist,
     extraction_health,
     entities_one_current_row,
+    redirects_resolve,
     attributes_one_current_row,
     edges_one_current_row,
     edges_join_current_nodes,

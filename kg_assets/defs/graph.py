@@ -5,8 +5,8 @@ import dagster as dg
 import polars as pl
 
 from kg_assets.core.consolidate import build_edges, build_entities, build_nodes
-from kg_assets.core.linking import ExactIdLinker, apply_redirects
-from kg_assets.core.temporal import build_entity_attributes
+from kg_assets.core.linking import NameLinker, apply_redirects, keep_created_at
+from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
 from kg_assets.defs.partitions import documents_partitions
 from kg_assets.defs.resources import WarehouseResource
 from kg_assets.defs.tables import table_metadata
@@ -43,17 +43,21 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         )
     mentions = wh.query("SELECT * FROM kg.entity_mentions")
     documents = wh.query("SELECT document_id, document_date, ingested_at FROM kg.documents WHERE valid_until IS NULL")
-    linker = ExactIdLinker()
-    redirects = linker.link(mentions)
+    overrides = wh.query("SELECT * FROM kg.link_overrides")
+    linker = NameLinker()
+    redirects = keep_created_at(linker.link(mentions, overrides), wh.query("SELECT * FROM kg.entity_aliases"))
     entities = build_entities(apply_redirects(mentions, redirects, ["entity_id"]), documents)
     stats = wh.replace_current({"entities": (["entity_id"], entities)})["entities"]
     wh.replace_tables({"entity_aliases": redirects})
+    methods = redirects.group_by("method").len().sort("method")
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": stats["current"],
             "entities": stats["current"],
             "closed": stats["closed"],
             "redirects": redirects.height,
+            "redirects_by_method": dg.MetadataValue.json(dict(zip(methods["method"], methods["len"]))),
+            "overrides": overrides.height,
             "linker": linker.name,
             "documents_retracted": len(retired),
             "mentions": mentions.height,
@@ -105,9 +109,11 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
 )
 def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     wh = warehouse.get()
-    observations = wh.query("SELECT * FROM kg.attribute_observations")
-    documents = wh.query("SELECT document_id, document_date, ingested_at FROM kg.documents WHERE valid_until IS NULL")
     redirects = wh.query("SELECT * FROM kg.entity_aliases")
+    mentions = apply_redirects(wh.query("SELECT entity_id, name FROM kg.entity_mentions"), redirects, ["entity_id"])
+    entities = wh.query("SELECT entity_id, name, mention_count FROM kg.entities WHERE valid_until IS NULL")
+    observations = resolve_entity_values(wh.query("SELECT * FROM kg.attribute_observations"), mentions, entities)
+    documents = wh.query("SELECT document_id, document_date, ingested_at FROM kg.documents WHERE valid_until IS NULL")
     attributes, supersessions = build_entity_attributes(observations, documents, redirects)
     wh.replace_tables({"entity_attributes": attributes, "attribute_supersessions": supersessions})
     current = attributes.filter(pl.col("valid_until").is_null())

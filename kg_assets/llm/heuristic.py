@@ -49,7 +49,18 @@ Types (first rule that fires; confidence in brackets)
     is PERSON [0.7] and keeps its own name. A sentence-initial single word with no cue at all
     (``Researchers found ...``) is dropped unless the same name also occurs mid-sentence in the chunk.
     Types outside ``entity_types`` become OTHER (or the mention is dropped when OTHER is not allowed
-    either).
+    either). A sentence-initial single word directly followed by ``is headquartered in`` / ``moved its
+    headquarters`` is kept (it is an organisation subject).
+    Attribute cues (below) retype *weak* mentions (typed only by rule 7 or 8) when the cue says what they
+    are, together with every weak mention of the same name in the chunk (and, for a new PERSON, later
+    weak mentions of its last word) [0.7]: the subject of a role appositive / possessive / copula / ``X
+    works at`` / ``X joined Y as <Role>`` / ``X lives in`` -> PERSON, their organisation and the object
+    of ``works at``, ``employed by``, ``hired by``, ``founded`` -> ORGANIZATION (after a bare ``joined``
+    only an ALL-CAPS acronym), the subject of ``headquartered in`` / ``moved its headquarters`` and the
+    organisation of ``founded by`` -> ORGANIZATION, a 2-4 word object of ``founded by`` -> PERSON, a
+    weak mention followed by ``, who`` -> PERSON; the subject of ``moved to`` / ``hired by`` / a bare
+    ``joined`` only when it looks like a personal name (2-3 plain Titlecase words, none a gazetteer,
+    head or role word: ``Lena Ortiz``, not ``Boston Dynamics``).
 
 Relations
     Per sentence, mentions in order of appearance, skipping attributive ones (``the AI team``: after a
@@ -64,6 +75,51 @@ Relations
     the two) it is RELATED_TO with strength 0.5 (co-occurrence). Direction is textual order (source
     before target). A pair repeated in a chunk with the same type is one relation (same relation_id).
 
+Attributes (``attribute_observations``; sentence-level cues over the typed mentions; confidence in brackets)
+    employer (PERSON -> organisation name) and role (PERSON -> role text as written):
+      * ``X joined|joins|rejoined ORG`` [0.8], with ``as <Role>`` after it also role [0.8] (``joined
+        Quantum Dynamics Lab as Chief Technology Officer``); ``will join`` / ``joining`` are not current
+      * ``X works|working at|for ORG``, ``X has worked at ORG`` [0.8], simple past ``X worked at ORG`` [0.6];
+        ``X was employed|hired|recruited by ORG`` [0.8]; never after ``former(ly)``, ``previously``,
+        ``had``, ``once``, ``never``, ``no longer``
+      * ``X moved|relocated to ORG`` [0.7] (to a LOCATION it is located_in)
+      * appositive ``X, (a|an|the|our|who is) [<modifiers>] <role word> [of <words>] at|of|for|with ORG``
+        [0.7] (``Marcus Webb, a senior engineer at Northwind Robotics``; a second ``and a professor of
+        physics at MIT`` too); possessive ``X, ORG's <role>,`` and ``ORG's <role>, X`` [0.7];
+        pre-nominal ``ORG <role> X`` (``Northwind chief executive Diane Holloway``) [0.7]; copula ``X
+        is|remains|became|serves as|was named|was appointed (the|a) <role> at|of|for ORG`` [0.75];
+        ``X of (the) ORG`` for an already typed PERSON and ORGANIZATION [0.6, no role]. Role words:
+        engineer, scientist, researcher, director, manager, officer, executive, CEO/CTO/..., founder,
+        professor, lead, head, president, chair, chief, developer, analyst, partner, ... (ROLE_WORDS); a
+        role phrase with ``former``/``ex``/``previous``/``retired``/... or a function word before its
+        role word is ignored, and so is its employer (``X, a former engineer at ORG`` gives nothing).
+      * ``X left ORG``, ``X spent six years as ... at ORG``, ``X was a ... at ORG`` give nothing.
+    headquarters (ORGANIZATION -> place): ``ORG is (now) headquartered in LOC`` [0.8] (not after ``was``),
+      ``ORG moved|relocated its headquarters (from A) to LOC`` [0.8] (the place after ``to``), ``ORG's
+      headquarters|HQ|head office (is) in LOC`` [0.7] (not ``former``/``old``), ``ORG, (now) based in
+      LOC`` / ``ORG is based in LOC`` (right after the organisation) [0.7], ``ORG moved to LOC`` [0.6].
+    located_in (PERSON -> place): ``X moved|relocated (from A) to LOC`` [0.8], ``X lives|resides in LOC``
+      [0.8], ``X (, who) is based in LOC`` [0.7].
+    founder (ORGANIZATION -> person name): ``X (co-)founded ORG`` [0.8], ``ORG (was) founded (in 2016) by
+      X`` and ``ORG, the ... company founded by X`` [0.8], ``Founded in 2014 by X, ORG ...`` [0.8], a
+      role phrase with ``founder`` (``X, founder of ORG``, ``X is the founder and director of ORG``)
+      [as the role cue]; founded_in (ORGANIZATION -> place): ``X founded ORG in LOC``, ``ORG, founded by
+      X in LOC``, ``ORG was founded in LOC`` [0.7] (kept apart from headquarters, which may change).
+    Subject: appositive, possessive, ``X of ORG``, ``based in`` and ``founded by`` take the mention right
+    before the cue. Verb cues take the clause subject: walking back from the cue in the sentence, the
+    first mention that starts a clause (sentence start, after punctuation, a conjunction such as ``and``
+    / ``while`` / ``after``, a reporting verb, with titles and role words skipped) or is followed by
+    ``who``/``which``/``that``; mentions after a verb or preposition are objects and skipped (``Sarah
+    Chen met Bob Lee and joined Acme`` -> Sarah Chen; ``Sarah Chen left Acme and Bob Lee joined Beta`` ->
+    Bob Lee only). Coordinated subjects all get it (``Sarah Chen and Bob Lee joined Acme``). The subject
+    must have the cue's type (or be retyped as above); a pronoun between it and the cue (``Bob said she
+    works at Acme``) means nothing is emitted. Objects are the mention starting right after the cue
+    (an optional ``the``/title skipped), never an attributive one (``joined the Acme team``).
+    Values: the object's surface name; an ALL-CAPS acronym defined in the same chunk as ``Full Name
+    (ACR)`` (initials must match) gives the full name. ``observation_id`` = ``"observation_" +
+    stable_hash(chunk_id, entity_id, attr_key, casefolded whitespace-collapsed value)``; the same fact
+    twice in a chunk is one row with the best confidence. entity_id/entity_name are the subject mention's.
+
 Known limits
     No coreference beyond the rules above (pronouns are ignored), no lowercase entities (``python``),
     no nested entities; unknown organisations without a head word are OTHER, and ``at Acme`` /
@@ -74,6 +130,11 @@ Known limits
     are not read as verbs unless their base form is in the verb list; irregular verbs outside the list
     give RELATED_TO; relation direction ignores passive voice (``acquired by`` keeps the textual order
     but says so in its type); non-Latin names are dropped (the shared normalisation is ASCII).
+    Attributes: only the listed cues; an acronym is a different value from its full name unless the chunk
+    defines it (``QDL`` vs ``Quantum Dynamics Lab``); pronoun subjects (``She moved to Lisbon``) and
+    sentence-initial single names without support give nothing; a name broken over a line (PDF text,
+    ``Quantum\nDynamics Lab``) is two mentions; coordinated objects (``works at A and B``) give the first
+    only; two employers in one appositive are both emitted; tense beyond the listed markers is not read.
 """
 
 from __future__ import annotations
@@ -385,7 +446,7 @@ ROLE_WORDS = _words(
     biologist economist mathematician statistician fellow postdoc intern partner specialist technician
     coordinator administrator editor journalist reporter correspondent dean principal employee staffer
     counsel attorney lawyer physician surgeon nurse teacher instructor advisor adviser strategist treasurer
-    secretary"""
+    secretary investigator"""
 )
 FOUNDER_WORDS = _words("founder co-founder cofounder")
 # A role or cue next to one of these is not a current fact ("former engineer at", "previously worked at").
@@ -406,7 +467,7 @@ _WEAK_CUES = frozenset({"fallback", "preposition"})  # typed by nothing but posi
 
 _ROLE_WORD = "(?:" + "|".join(re.escape(w) for w in sorted(ROLE_WORDS, key=len, reverse=True)) + r")(?![\w-])"
 _ROLE_ONE = (
-    rf"(?:[A-Za-z][\w-]*\s+){{0,3}}?{_ROLE_WORD}"
+    rf"(?:[A-Za-z][\w-]*\s+){{0,3}}{_ROLE_WORD}"
     r"(?:\s+(?:of|for)\s+(?:the\s+)?[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?)?"
 )
 _ROLE_PHRASE = rf"(?i:{_ROLE_ONE}(?:\s+and\s+(?:(?:a|an|the)\s+)?{_ROLE_ONE})?)"
@@ -415,7 +476,7 @@ _UPSTART = rf"(?=[{_UP}]|[a-z]{{1,3}}[{_UP}])"
 _ACRONYM_OPT = r"(?:\s*\([^()]{1,20}\))?"
 # Cues read right before their object mention (one finditer over the chunk); see _attribute_pass.
 _CUE_RE = re.compile(
-    r"\b(?:"
+    r"\b(?=[jwehrisbmlcfCFH])(?:"  # the first-letter lookahead halves the scan time
     r"(?P<join>joined|joins|rejoined|rejoins)"
     r"|(?P<work>(?:works|working|worked)\s+(?:at|for))"
     r"|(?P<hired>(?:employed|hired|recruited)\s+by)"
@@ -444,11 +505,15 @@ _APPOS_AND_GAP_RE = re.compile(  # ... and a professor of physics at ORG2
     rf"{_ACRONYM_OPT}\s+and\s+(?:(?:a|an|the)\s+)?(?P<role>{_ROLE_PHRASE})\s+(?:at|of|for|with)\s+(?:the\s+)?"
 )
 _COMMA_GAP_RE = re.compile(r",\s+(?:the\s+)?")
-_POSS_ROLE_RE = re.compile(  # (PERSON, ) ORG's chief technology officer(, PERSON)
-    rf"['’]s\s+(?:(?:new|current|longtime|long-time)\s+)?(?P<role>(?i:(?:[A-Za-z][\w-]*\s+){{0,3}}?{_ROLE_WORD}))"
+_POSS_ROLE = (
+    r"['’]s\s+(?:(?:new|current|longtime|long-time)\s+)?"
+    rf"(?P<role>(?i:(?:[A-Za-z][\w-]*\s+){{0,3}}{_ROLE_WORD}))"
 )
-_POSS_TAIL_RE = re.compile(r"\s*(?:[,;:.)—–]|$)")
-_POSS_TO_PERSON_RE = re.compile(rf"\s*,?\s+{_TITLE_OPT}")
+_POSS_ROLE_RE = re.compile(rf"{_POSS_ROLE}(?=\s*(?:[,;:.)—–]|$))")  # PERSON, ORG's chief technology officer,
+_POSS_TO_PERSON_RE = re.compile(rf"{_POSS_ROLE}\s*,?\s+{_TITLE_OPT}")  # ORG's CTO, PERSON
+_ORG_ROLE_PERSON_RE = re.compile(  # Northwind chief executive Diane Holloway / Google CEO Sundar Pichai
+    rf"\s+(?P<role>(?:[a-z][\w-]*\s+){{0,2}}(?:{_ROLE_WORD}|CEO|CTO|CFO|COO|CIO))\s+{_TITLE_OPT}"
+)
 _OF_GAP_RE = re.compile(r"\s+of\s+(?:the\s+)?")
 _COORD_GAP_RE = re.compile(rf"\s*(?:,\s*(?:and\s+)?|and\s+){_TITLE_OPT}")
 _RELATIVE_RE = re.compile(r"\s*,?\s*(?:who|which|that)\b")
@@ -472,6 +537,7 @@ _HQ_SUBJECT_RE = re.compile(
     r"(?:headquarters|HQ|head\s+office))\b"
 )
 _LAST_TOKEN_RE = re.compile(r"([\w.'’-]+)\s*\Z")
+_NAME_TOKEN_RE = re.compile(rf"[{_UP}][a-z\u00df-\u00ff]+(?:['’-][{_UP}]?[a-z\u00df-\u00ff]+)?")
 
 
 def _blocks(text: str) -> list[tuple[int, int]]:
@@ -1102,19 +1168,31 @@ class HeuristicExtractor:
         """
         if len(spans) < 2:
             return []
+        by_start = {sp.start: k for k, sp in enumerate(spans)}
+        cues = []  # (match, object span idx): cue matches do not depend on types, read them once
+        for m in _CUE_RE.finditer(text):
+            obj = by_start.get(m.end())
+            if obj is not None:
+                cues.append((m, obj))
         retyped: list[bool] = [False]
-        out = self._attribute_pass(text, spans, sentences, retyped)
+        out = self._attribute_pass(text, spans, sentences, cues, by_start, retyped)
         if retyped[0]:
-            out = self._attribute_pass(text, spans, sentences, retyped)
+            out = self._attribute_pass(text, spans, sentences, cues, by_start, retyped)
         return out
 
     def _attribute_pass(
-        self, text: str, spans: list[_Span], sentences: list[tuple[int, int]], retyped: list[bool]
+        self,
+        text: str,
+        spans: list[_Span],
+        sentences: list[tuple[int, int]],
+        cues: list[tuple[re.Match, int]],
+        by_start: dict[int, int],
+        retyped: list[bool],
     ) -> list[tuple]:
         out: list[tuple] = []
         n = len(spans)
-        by_start = {sp.start: k for k, sp in enumerate(spans)}
         allowed = self._allowed
+        gazetteer = self._gazetteer
 
         # acronyms defined in this chunk ("Quantum Dynamics Lab (QDL)") resolve to the full name in values
         full_name: dict[str, str] = {}
@@ -1126,7 +1204,7 @@ class HeuristicExtractor:
                 and text[sp.start - 1:sp.start] == "("
                 and text[sp.end:sp.end + 1] == ")"
                 and not text[prev.end:sp.start - 1].strip()
-                and len(prev.words) > 1
+                and "".join(w[0] for w in prev.name.split() if w[:1].isupper()) == sp.name
             ):
                 full_name.setdefault(sp.name, prev.name)
 
@@ -1137,9 +1215,25 @@ class HeuristicExtractor:
         def weak(sp: _Span) -> bool:
             return sp.cue in _WEAK_CUES and sp.conf < STRONG
 
-        def fits(k: int, etype: str, can_retype: bool) -> bool:
+        def name_like(sp: _Span) -> bool:
+            """Two or three plain Titlecase words, none a known place/company, head or role word."""
+            toks = sp.name.split()
+            return 2 <= len(toks) <= 3 and all(
+                _NAME_TOKEN_RE.fullmatch(t) is not None
+                and _key(t) not in gazetteer
+                and _key(t) not in HEAD_TYPES
+                and _key(t) not in ROLE_WORDS
+                for t in toks
+            )
+
+        def fits(k: int, etype: str, can_retype: bool | str) -> bool:
+            """``can_retype``: True lets any weak mention take ``etype``, "name" only a name-like one."""
             sp = spans[k]
-            return sp.etype == etype or (can_retype and etype in allowed and weak(sp))
+            if sp.etype == etype:
+                return True
+            if etype not in allowed or not weak(sp):
+                return False
+            return can_retype is True or (can_retype == "name" and name_like(sp))
 
         def settle(k: int, etype: str) -> None:
             """Give a weak mention the type its cue implies, with every weak mention of the same name."""
@@ -1203,7 +1297,7 @@ class HeuristicExtractor:
                 return tok[:1].isupper() and low not in FUNCTION_WORDS
             return False
 
-        def clause_subject(obj: int, cue_start: int, wants: dict[str, bool]) -> tuple[list[int], str | None]:
+        def clause_subject(obj: int, cue_start: int, wants: dict[str, bool | str]) -> tuple[list[int], str | None]:
             """The subject of the clause a cue belongs to: the nearest mention before the cue that starts
             a clause (or is followed by who/which/that), with its coordinated partners ("A and B joined").
             ``wants`` maps acceptable types to whether a weak mention may be retyped to it."""
@@ -1259,6 +1353,11 @@ class HeuristicExtractor:
                 k -= 1
             return None
 
+        def org_is_role(k: int) -> bool:
+            """A weak span made of role words ("Chief", "Senior Engineer") is a title, not an employer."""
+            sp = spans[k]
+            return weak(sp) and any(w in ROLE_WORDS for w in sp.words)
+
         def prev_word(k: int, pos: int) -> str:
             m = _LAST_TOKEN_RE.search(text, sentence_start(k), pos)
             return m.group(1).lower() if m else ""
@@ -1277,10 +1376,7 @@ class HeuristicExtractor:
             return " ".join(role.split())
 
         # 1) cues right before their object
-        for m in _CUE_RE.finditer(text):
-            obj = by_start.get(m.end())
-            if obj is None:
-                continue
+        for m, obj in cues:
             o = spans[obj]
             if o.modifier or m.start() < sentence_start(obj):
                 continue
@@ -1291,7 +1387,7 @@ class HeuristicExtractor:
                 role = role_ok(role_m.group("role")) if role_m else None
                 if not fits(obj, "ORGANIZATION", role is not None or (len(o.words) == 1 and o.name.isupper())):
                     continue
-                subj, _ = clause_subject(obj, cs, {"PERSON": role is not None})
+                subj, _ = clause_subject(obj, cs, {"PERSON": True if role is not None else "name"})
                 if subj:
                     settle(obj, "ORGANIZATION")
                     for s in subj:
@@ -1302,11 +1398,12 @@ class HeuristicExtractor:
                 if before in PAST_MARKERS or before in ("never", "longer"):
                     continue
                 conf = CONF_ATTR_VERB
-                if m.group("work") is not None and m.group("work").startswith("worked") and before not in ("has", "have"):
+                work = m.group("work")
+                if work is not None and work.startswith("worked") and before not in ("has", "have"):
                     conf = CONF_ATTR_WEAK  # simple past: maybe not current
                 if not fits(obj, "ORGANIZATION", True):
                     continue
-                subj, _ = clause_subject(obj, cs, {"PERSON": kind == "work"})
+                subj, _ = clause_subject(obj, cs, {"PERSON": True if kind == "work" else "name"})
                 if subj:
                     settle(obj, "ORGANIZATION")
                     for s in subj:
@@ -1329,16 +1426,20 @@ class HeuristicExtractor:
                 if before in PAST_MARKERS or before in ("was", "were", "old", "original"):
                     continue
                 subj, _ = clause_subject(obj, cs, {"ORGANIZATION": True})
-                conf = CONF_ATTR_VERB if kind == "hqmove" or m.group("hq").startswith("headquartered") else CONF_ATTR_APPOSITIVE
+                explicit = kind == "hqmove" or m.group("hq").startswith("headquartered")
+                conf = CONF_ATTR_VERB if explicit else CONF_ATTR_APPOSITIVE
                 for s in subj:
                     settle(s, "ORGANIZATION")
                     emit(s, "headquarters", value_of(obj), conf)
             elif kind == "move":
                 if o.etype not in ("ORGANIZATION", "LOCATION"):
                     continue
-                wants = {"PERSON": False} if o.etype == "ORGANIZATION" else {"PERSON": False, "ORGANIZATION": False}
+                wants: dict[str, bool | str] = {"PERSON": "name"}
+                if o.etype == "LOCATION":
+                    wants["ORGANIZATION"] = False
                 subj, stype = clause_subject(obj, cs, wants)
                 for s in subj:
+                    settle(s, "PERSON" if stype == "PERSON" else spans[s].etype)
                     if o.etype == "ORGANIZATION":
                         emit(s, "employer", value_of(obj), CONF_ATTR_APPOSITIVE)
                     elif stype == "PERSON":
@@ -1374,15 +1475,18 @@ class HeuristicExtractor:
                 if loc is not None and spans[loc].etype == "LOCATION":
                     emit(obj, "founded_in", value_of(loc), CONF_ATTR_APPOSITIVE)
             elif kind == "foundedby":
-                if o.etype != "PERSON":
+                if not fits(obj, "PERSON", 2 <= len(o.words) <= 4):  # "founded by Alan Okafor": a person
                     continue
                 org = adjacent_subject(obj, cs, _FOUNDED_GAP_RE)
                 if org is None and not text[sentence_start(obj):cs].strip(" \t\n\"'“‘(-—–*#>"):
                     # "Founded in 2014 by Alan Okafor, QDL develops ..."
-                    org = next((j for j in next_spans(obj, 1) if _COMMA_GAP_RE.fullmatch(text, o.end, spans[j].start)), None)
+                    org = next(
+                        (j for j in next_spans(obj, 1) if _COMMA_GAP_RE.fullmatch(text, o.end, spans[j].start)), None
+                    )
                 if org is None or not fits(org, "ORGANIZATION", True):
                     continue
                 settle(org, "ORGANIZATION")
+                settle(obj, "PERSON")
                 emit(org, "founder", o.name, CONF_ATTR_VERB)
                 im = _IN_AFTER_RE.match(text, o.end)
                 loc = by_start.get(im.end()) if im else None
@@ -1401,8 +1505,9 @@ class HeuristicExtractor:
             sp = spans[k]
             if sp.modifier:
                 continue
-            person_ok = fits(k, "PERSON", True)
-            if person_ok:
+            after = text[sp.end:sp.end + 4]
+            comma = after[:1] == ","
+            if (comma or after == " of ") and fits(k, "PERSON", True):
                 for j in next_spans(k):
                     am = _APPOS_GAP_RE.fullmatch(text, sp.end, spans[j].start)
                     if am is None:
@@ -1429,7 +1534,7 @@ class HeuristicExtractor:
                         # "Marcus Webb, QDL's chief technology officer, built ..."
                         pm = _POSS_ROLE_RE.match(text, spans[j].end)
                         role = role_ok(pm.group("role")) if pm else None
-                        if role and _POSS_TAIL_RE.match(text, pm.end()) and fits(j, "ORGANIZATION", True):
+                        if role and fits(j, "ORGANIZATION", True) and not org_is_role(j):
                             settle(k, "PERSON")
                             settle(j, "ORGANIZATION")
                             emit_role([k], j, role, CONF_ATTR_APPOSITIVE)
@@ -1440,20 +1545,18 @@ class HeuristicExtractor:
                         and _OF_GAP_RE.fullmatch(text, sp.end, spans[j].start)
                     ):
                         emit_role([k], j, None, CONF_ATTR_WEAK)  # "Dr. Sarah Chen of the Quantum Dynamics Lab"
-                if weak(sp) and "PERSON" in allowed and _WHO_RE.match(text, sp.end):
+                if comma and weak(sp) and "PERSON" in allowed and _WHO_RE.match(text, sp.end):
                     settle(k, "PERSON")  # "Lena Ortiz, who leads user support"
-            if fits(k, "ORGANIZATION", True):
-                # "QDL's CTO, Marcus Webb" / "Lumen's chief technology officer, Daniel Osei"
-                pm = _POSS_ROLE_RE.match(text, sp.end)
-                if pm is not None:
-                    role = role_ok(pm.group("role"))
-                    j = next(next_spans(k, 1), None)
-                    if (
-                        role
-                        and j is not None
-                        and _POSS_TO_PERSON_RE.fullmatch(text, pm.end(), spans[j].start)
-                        and fits(j, "PERSON", True)
-                    ):
+            if after and after[0] in "'’ " and fits(k, "ORGANIZATION", True) and not org_is_role(k):
+                # "QDL's CTO, Marcus Webb", "Lumen's chief technology officer, Daniel Osei",
+                # "Northwind chief executive Diane Holloway"
+                j = next(next_spans(k, 1), None)
+                if j is not None and fits(j, "PERSON", True):
+                    pm = _POSS_TO_PERSON_RE.fullmatch(text, sp.end, spans[j].start) or _ORG_ROLE_PERSON_RE.fullmatch(
+                        text, sp.end, spans[j].start
+                    )
+                    role = role_ok(pm.group("role")) if pm else None
+                    if role:
                         settle(k, "ORGANIZATION")
                         settle(j, "PERSON")
                         emit_role([j], k, role, CONF_ATTR_APPOSITIVE)

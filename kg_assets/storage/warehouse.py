@@ -193,6 +193,15 @@ class Warehouse:
             con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE {key} IN (SELECT unnest($ids))", {"ids": frame[key].to_list()})
             self._insert(con, table, frame)
 
+    def set_link_override(self, from_id: str, to_id: str, action: str | None, note: str | None = None) -> None:
+        """Record (or with action None, remove) a manual split/merge decision between two entity ids."""
+        with self.transaction() as con:
+            con.execute(f"DELETE FROM {SCHEMA}.link_overrides WHERE (from_id, to_id) IN (($a, $b), ($b, $a))",
+                        {"a": from_id, "b": to_id})
+            if action is not None:
+                self._insert(con, "link_overrides", pl.DataFrame([{
+                    "from_id": from_id, "to_id": to_id, "action": action, "note": note, "created_at": now_utc()}]))
+
     def upsert_documents(self, docs: pl.DataFrame) -> pl.DataFrame:
         """Versioned write of documents: a new content hash closes the current row and opens a new one.
 
@@ -298,6 +307,20 @@ class Warehouse:
         return self.query(
             f"""SELECT {cols}, count(*) AS current_rows FROM {SCHEMA}.{table} WHERE valid_until IS NULL
                 GROUP BY {cols} HAVING count(*) > 1 ORDER BY {cols}"""
+        )
+
+    def redirect_problems(self) -> pl.DataFrame:
+        """Redirects that point nowhere current, at themselves, or into another redirect (a chain or cycle)."""
+        return self.query(
+            f"""SELECT a.from_id, a.to_id,
+                       CASE WHEN a.from_id = a.to_id THEN 'self'
+                            WHEN EXISTS (SELECT 1 FROM {SCHEMA}.entity_aliases b WHERE b.from_id = a.to_id) THEN 'chain or cycle'
+                            ELSE 'target is not a current entity' END AS problem
+                FROM {SCHEMA}.entity_aliases a
+                WHERE a.from_id = a.to_id
+                   OR EXISTS (SELECT 1 FROM {SCHEMA}.entity_aliases b WHERE b.from_id = a.to_id)
+                   OR NOT EXISTS (SELECT 1 FROM {SCHEMA}.entities e WHERE e.entity_id = a.to_id AND e.valid_until IS NULL)
+                ORDER BY 1"""
         )
 
     def orphans(self, table: str, column: str, parent: str, parent_column: str, parent_current: bool = False) -> pl.DataFrame:
