@@ -326,6 +326,48 @@ def worker(cfg: dict) -> dict:
     return out
 
 
+def bare_client(cfg: dict) -> dict:
+    """The same requests sent by the bare `openai.AsyncOpenAI` client (no cache, parsing or frames)."""
+    import asyncio
+
+    import openai
+    import polars as pl
+
+    from kg_assets.core.prompts import build_gleaning_messages, build_messages
+
+    chunks = pl.read_parquet(cfg["parquet"]).head(cfg["n"])
+    requests = []
+    for row in chunks.iter_rows(named=True):
+        kw = {"fmt": "tuple", "section_path": row["section_path"], "headings": row["headings"] or ()}
+        requests.append(build_messages(row["text"], **kw))
+        requests.append(build_gleaning_messages(row["text"], found_entities=[], **kw))
+
+    async def go() -> list[float]:
+        client = openai.AsyncOpenAI(base_url=cfg["base_url"], api_key="bench", timeout=60, max_retries=4)
+        semaphore = asyncio.Semaphore(cfg["concurrency"])
+        latencies: list[float] = []
+
+        async def one(messages):
+            async with semaphore:
+                t = time.perf_counter()
+                await client.chat.completions.create(model="gpt-4o-mini", messages=messages, temperature=0.0,
+                                                     max_tokens=2000)
+                latencies.append(time.perf_counter() - t)
+
+        try:
+            await asyncio.gather(*(one(m) for m in requests))
+        finally:
+            await client.close()
+        return latencies
+
+    cpu0, started = _cpu_self(), time.perf_counter()
+    latencies = asyncio.run(go())
+    wall, cpu = time.perf_counter() - started, _cpu_self() - cpu0
+    return {"requests": len(requests), "wall_s": wall, "cpu_s": cpu, "requests_per_s": len(requests) / wall,
+            "cpu_ms_per_request": 1000 * cpu / len(requests),
+            "latency_ms_mean": 1000 * sum(latencies) / len(latencies)}
+
+
 def run_worker(cfg: dict) -> dict:
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(cfg)],
                           capture_output=True, text=True, cwd=ROOT)
@@ -379,6 +421,11 @@ def measure(latency: float, args, parquet: Path, lookup: dict, workdir: Path) ->
         }
         row["completion_tokens_per_chunk"] = first["sent_completion_tokens"] / n
         server.clear_records()
+
+        if args.bare_client:
+            row["bare_client"] = run_worker({**cfg, "bare": True})
+            row["bare_client"]["server_calls"] = server.calls
+            server.clear_records()
 
         if args.profile:
             prof_path = OUT / f"llm_extraction_L{latency:g}.prof"
@@ -455,13 +502,25 @@ def report(rows: list[dict], args) -> str:
                    f"| {_f(r['server_duration_ms_mean'], '.0f')} "
                    f"| {_f(lag['mean'], '.1f')} / {_f(lag['p95'], '.1f')} / {_f(lag['max'], '.0f')} "
                    f"| {r['gc']['s']:.2f} ({r['gc']['gen2_s']:.2f}) | " + " | ".join(cells) + " |")
+    bare = [r for r in rows if "bare_client" in r]
+    if bare:
+        out += ["", "The same requests sent by the bare openai.AsyncOpenAI client under the same semaphore "
+                "(no cache, parsing or frames):", "",
+                "| latency s | requests | wall s | requests/s | = chunks/s | CPU ms/request | latency ms mean "
+                "| engine requests phase: CPU ms/request |", "|---|---|---|---|---|---|---|---|"]
+        for r in bare:
+            b = r["bare_client"]
+            out.append(f"| {r['latency_s']:g} | {b['requests']} | {b['wall_s']:.1f} | {b['requests_per_s']:.0f} "
+                       f"| {b['requests_per_s'] / PASSES_PER_CHUNK:.0f} | {b['cpu_ms_per_request']:.2f} "
+                       f"| {b['latency_ms_mean']:.0f} | {1000 * r['requests_phase_cpu_s'] / r['server_calls']:.2f} |")
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--worker"]:
-        print(json.dumps(worker(json.loads(argv[1]))))
+        cfg = json.loads(argv[1])
+        print(json.dumps(bare_client(cfg) if cfg.get("bare") else worker(cfg)))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=2000, help="chunks per configuration (default 2000)")
@@ -473,6 +532,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="where the fresh SQLite caches go (default: a temp folder under $TMPDIR); "
                              "e.g. /dev/shm to take fsync out of the picture")
+    parser.add_argument("--bare-client", action="store_true",
+                        help="also send the same requests with the bare openai client (no engine) for comparison")
     parser.add_argument("--profile", action="store_true",
                         help="also run each configuration once more under cProfile (not in the main table)")
     args = parser.parse_args(argv)

@@ -280,10 +280,10 @@ def cmd_link(args: argparse.Namespace) -> int:
         with pl.Config(tbl_rows=-1, fmt_str_lengths=60):
             print(warehouse.query("SELECT * FROM kg.link_overrides ORDER BY created_at"))
         return 0
-    ids = warehouse.query(
-        "SELECT entity_id FROM kg.entities WHERE entity_id IN ($a, $b)", {"a": args.from_id, "b": args.to_id})
-    if ids.height < 2 and args.action != "remove":
-        print(f"kg link: both ids must be entities in {warehouse.path}", file=sys.stderr)
+    known = warehouse.query(
+        "SELECT DISTINCT entity_id FROM kg.entity_mentions WHERE entity_id IN ($a, $b)", {"a": args.from_id, "b": args.to_id})
+    if known.height < 2 and args.action != "remove":
+        print(f"kg link: both ids must be extracted entity ids (kg.entity_mentions) in {warehouse.path}", file=sys.stderr)
         return 2
     warehouse.set_link_override(args.from_id, args.to_id, None if args.action == "remove" else args.action, args.note)
     print(f"kg link: {args.action} {args.from_id} {args.to_id}; takes effect on the next consolidation "

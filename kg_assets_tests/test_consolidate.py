@@ -66,6 +66,8 @@ def test_nodes_carry_their_degree():
     entities = build_entities(MENTIONS, DOCS)
     nodes = build_nodes(entities, build_edges(RELATIONS, entities["entity_id"]))
     assert dict(zip(nodes["node_id"], nodes["degree"])) == {"e_chen": 1, "e_qdl": 1}
+    chen = nodes.filter(pl.col("node_id") == "e_chen").row(0, named=True)
+    assert chen["aliases"] == ["Chen", "Sarah Chen"] and chen["first_seen"] == datetime(2025, 1, 1, tzinfo=UTC)
 
 
 def test_redirects_rewrite_ids_in_the_named_columns():

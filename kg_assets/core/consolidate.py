@@ -95,7 +95,10 @@ def build_nodes(entities: pl.DataFrame, edges: pl.DataFrame) -> pl.DataFrame:
         pl.col("name").alias("label"),
         "entity_type",
         "description",
+        "aliases",
         "mention_count",
+        "first_seen",
+        "last_seen",
         "source_chunk_ids",
     ).join(degree, on="node_id", how="left").with_columns(pl.col("degree").fill_null(0))
     return schemas.conform(nodes, schemas.GRAPH_NODES)
