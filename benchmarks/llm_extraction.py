@@ -238,7 +238,7 @@ def worker(cfg: dict) -> dict:
         gc.callbacks.append(on_gc)
     original = eng.LLMExtractor._extract_all
 
-    async def extract_all(self, chunks_, cache):
+    async def extract_all(self, *a, **kw):  # the engine's own signature, whatever it is
         async def monitor():  # event-loop lag: how late a 10 ms sleep wakes up
             while True:
                 t = time.perf_counter()
@@ -249,7 +249,7 @@ def worker(cfg: dict) -> dict:
         marks["loop_start"] = time.perf_counter()
         marks["cpu_loop_start"] = _cpu_self()
         try:
-            return await original(self, chunks_, cache)
+            return await original(self, *a, **kw)
         finally:
             marks["requests_done"] = time.perf_counter()
             marks["cpu_requests_done"] = _cpu_self()
@@ -402,6 +402,10 @@ def measure(latency: float, args, parquet: Path, lookup: dict, workdir: Path) ->
         row["peak_in_flight"] = server.peak_in_flight
         row["server_cpu_s"] = server_cpu
         row["server_duration_ms_mean"] = 1000 * _mean([r.duration for r in records if r.duration is not None])
+        done = [r for r in records if r.end is not None]
+        span = max(r.end for r in done) - min(r.start for r in done) if done else 0.0
+        # average number of requests the server was handling, first arrival to last answer
+        row["mean_in_flight"] = sum(r.end - r.start for r in done) / span if span > 0 else None
         row["unknown_chunk_requests"] = responder.unknown
         # prompt tokens per chunk, first pass + gleaning, by the engine's own counter (OpenAI's rule)
         per_chunk: dict[str, list[int]] = {}
@@ -438,7 +442,8 @@ def measure(latency: float, args, parquet: Path, lookup: dict, workdir: Path) ->
 
         rerun = run_worker(cfg)
         row["rerun"] = {"wall_s": rerun["wall_s"], "server_calls": server.calls, "call_status": rerun["call_status"],
-                        "chunks_per_s": rerun["n"] / rerun["wall_s"], "peak_rss_mb": rerun["peak_rss_mb"]}
+                        "chunks_per_s": rerun["n"] / rerun["wall_s"], "peak_rss_mb": rerun["peak_rss_mb"],
+                        "cpu_s": rerun["cpu_user_s"] + rerun["cpu_sys_s"], "timers": rerun["timers"]}
     wall = row["wall_s"]
     row["chunks_per_s"] = n / wall
     if latency > 0:
@@ -469,7 +474,7 @@ def report(rows: list[dict], args) -> str:
     out = [f"LLM extraction, {args.format} format, concurrency {args.concurrency}, max_gleanings 1 "
            f"({PASSES_PER_CHUNK} requests per chunk); ceiling = C / (2 L) chunks/s, issue's C / L also shown", ""]
     out += ["| latency s | chunks | wall s | chunks/s | ceiling C/(2L) | % of it | ceiling C/L | % of it "
-            "| calls/chunk | prompt tok/chunk | completion tok/chunk | client latency ms mean / p95 | peak in-flight "
+            "| calls/chunk | prompt tok/chunk | completion tok/chunk | client latency ms mean / p95 | in-flight mean / peak "
             "| peak RSS MB | client CPU s | server CPU s | rerun calls | rerun s |",
             "|" + "---|" * 18]
     for r in rows:
@@ -480,7 +485,7 @@ def report(rows: list[dict], args) -> str:
             f"| {_f(r.get('ceiling_2pass'), '.0f', '∞')} | {_f(100 * r['share_of_2pass'] if 'share_of_2pass' in r else None, '.0f')}% "
             f"| {_f(r.get('ceiling_1pass'), '.0f', '∞')} | {_f(100 * r['share_of_1pass'] if 'share_of_1pass' in r else None, '.0f')}% "
             f"| {r['calls_per_chunk']:.2f} | {pt['both_mean']:.0f} | {r['completion_tokens_per_chunk']:.0f} "
-            f"| {_f(lat['mean'], '.0f')} / {_f(lat['p95'], '.0f')} | {r['peak_in_flight']} | {r['peak_rss_mb']:.0f} "
+            f"| {_f(lat['mean'], '.0f')} / {_f(lat['p95'], '.0f')} | {_f(r['mean_in_flight'], '.1f')} / {r['peak_in_flight']} | {r['peak_rss_mb']:.0f} "
             f"| {r['cpu_user_s'] + r['cpu_sys_s']:.1f} | {r['server_cpu_s']:.1f} "
             f"| {r['rerun']['server_calls']} | {r['rerun']['wall_s']:.1f} |")
     out += ["", "Prompt tokens per chunk (count_message_tokens, o200k_base, OpenAI's +3 per message rule):", "",
@@ -562,6 +567,7 @@ def main(argv: list[str] | None = None) -> int:
         "created_at": datetime.now(UTC).isoformat(), "argv": argv, "python": platform.python_version(),
         "cpus": os.cpu_count(), "passes_per_chunk": PASSES_PER_CHUNK,
         "cache_dir": str(args.cache_dir or tempfile.gettempdir()),
+        "engine_sha256": hashlib.sha256((ROOT / "kg_assets/llm/openai_engine.py").read_bytes()).hexdigest()[:16],
         "ceiling_formula": "chunks/s <= concurrency / (passes_per_chunk * latency_s); issue's figure: concurrency / latency_s",
         "rows": rows, "table": table,
     }

@@ -108,6 +108,7 @@ def llm_project(project, openai_server, monkeypatch):  # noqa: F811
     monkeypatch.setenv("KG_LLM_PROMPT_PRICE", "0.15")
     monkeypatch.setenv("KG_LLM_COMPLETION_PRICE", "0.60")
     monkeypatch.setenv("KG_LLM_TIMEOUT_S", "5")
+    monkeypatch.setenv("KG_SUMMARY_MIN_FRAGMENTS", "0")  # summaries have their own test
 
     def configure(**env: str) -> Project:
         for key, value in env.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 
+from kg_assets.core.prompts import SUMMARY_SYSTEM
 from kg_assets_tests.openai_server import Reply
 
 SAMPLE_NAMES = {
@@ -35,9 +36,15 @@ def is_gleaning(request: dict) -> bool:
     return "missed so far" in request["messages"][-1]["content"]
 
 
+def is_summary(request: dict) -> bool:
+    return request["messages"][0]["content"] == SUMMARY_SYSTEM
+
+
 def records(text: str, names: dict[str, str]) -> tuple[list[dict], list[dict], list[dict]]:
     found = sorted((text.find(n), n) for n in names if n in text)
-    entities = [{"name": n, "type": names[n], "description": f"{n} as mentioned in the text."} for _, n in found]
+    # A description per chunk, as a model would give: fragments differ from chunk to chunk.
+    context = " ".join(text.split())[:48]
+    entities = [{"name": n, "type": names[n], "description": f"{n}, as in: {context}"} for _, n in found]
     relations = [
         {"source": a["name"], "target": b["name"], "keywords": "related to", "description": f"{a['name']} and {b['name']}.", "strength": 0.8}
         for a, b in zip(entities, entities[1:])
@@ -60,6 +67,9 @@ def extraction_responder(names: dict[str, str] = SAMPLE_NAMES, missed: dict[str,
     """Responder: first pass finds `names` in the text; gleaning finds `missed` ones not yet listed."""
 
     def respond(request: dict) -> Reply:
+        if is_summary(request):
+            entity = request["messages"][-1]["content"].splitlines()[0].removeprefix("Entity: ")
+            return Reply(content=f"Summary of {entity}.")
         text = chunk_text(request)
         if is_gleaning(request):
             already = request["messages"][-1]["content"].split('"""')[-1]  # what follows the text

@@ -244,3 +244,33 @@ def test_health_check_fails_when_a_run_extracts_nothing(llm_project):
     check = _check(result, "extraction_health")
     assert not check.passed
     assert check.metadata["empty_share"].value == 1.0 and check.metadata["failed"].value == 0
+
+
+def test_entities_with_many_description_fragments_get_a_cached_llm_summary(llm_project):
+    from kg_assets_tests.scripted_llm import is_summary
+
+    project = llm_project.configure(KG_SUMMARY_MIN_FRAGMENTS="3")
+    normal = extraction_responder()
+    failing = "Boston"
+    project.server.set_responder(
+        lambda r: Reply.server_error() if is_summary(r) and failing in r["messages"][-1]["content"].splitlines()[0] else normal(r))
+    project.configure(KG_LLM_MAX_RETRIES="0")
+    assert project.run_all().success
+    fragments = project.sql("""SELECT e.name, count(DISTINCT m.description) AS n, any_value(e.description) AS description
+                               FROM kg.entities e JOIN kg.entity_mentions m USING (entity_id)
+                               WHERE e.valid_until IS NULL GROUP BY e.name""")
+    many = fragments.filter(pl.col("n") >= 3)
+    assert many.height >= 2
+    for name, _, description in many.iter_rows():
+        if name == failing:
+            assert "|" in description, "a failed summary keeps the deterministic merged description"
+        else:
+            assert description.startswith(f"Summary of {name}"), name
+    for name, _, description in fragments.filter(pl.col("n") < 3).iter_rows():
+        assert not description.startswith("Summary"), name
+    text_calls = project.sql("SELECT count(*) AS n FROM kg.llm_calls WHERE output_format = 'text' AND status = 'ok'")["n"][0]
+    assert text_calls == many.height - 1
+    calls = project.server.calls
+    project.server.set_responder(normal)
+    assert project.execute("consolidation").success
+    assert project.server.calls == calls + 1, "cached summaries are free; only the failed one is asked again"

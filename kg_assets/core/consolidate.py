@@ -102,3 +102,19 @@ def build_nodes(entities: pl.DataFrame, edges: pl.DataFrame) -> pl.DataFrame:
         "source_chunk_ids",
     ).join(degree, on="node_id", how="left").with_columns(pl.col("degree").fill_null(0))
     return schemas.conform(nodes, schemas.GRAPH_NODES)
+
+
+def summary_candidates(mentions: pl.DataFrame, min_fragments: int) -> pl.DataFrame:
+    """Entities with at least `min_fragments` distinct description fragments, most frequent first:
+    the only ones worth an LLM summary (entity_id, fragments)."""
+    if min_fragments <= 0 or mentions.height == 0:
+        return pl.DataFrame(schema={"entity_id": pl.String, "fragments": pl.List(pl.String)})
+    counted = (
+        mentions.filter(pl.col("description").str.len_chars() > 0)
+        .group_by("entity_id", "description").len()
+        .sort(["entity_id", "len", "description"], descending=[False, True, False])
+    )
+    return (
+        counted.group_by("entity_id", maintain_order=True).agg(pl.col("description").alias("fragments"))
+        .filter(pl.col("fragments").list.len() >= min_fragments)
+    )

@@ -257,3 +257,18 @@ def count_message_tokens(messages: Sequence[Mapping], encoding: str = "o200k_bas
     """Prompt tokens of a chat request: content tokens + 3 per message + 3 reply priming (OpenAI's rule)."""
     enc = _encoding(encoding)
     return sum(len(enc.encode_ordinary(str(m.get("content") or ""))) + 3 for m in messages) + 3
+
+
+SUMMARY_SYSTEM = (
+    "You merge descriptions of one entity from a knowledge graph into a single neutral paragraph of at most "
+    "60 words. Use only facts present in the descriptions; keep names as written; no preamble."
+)
+
+
+def build_summary_messages(name: str, entity_type: str, fragments: Sequence[str], max_fragments: int = 30) -> list[dict]:
+    """A request to condense an entity's description fragments (used past a fragment-count threshold)."""
+    listed = "\n".join(f"- {_clip(f, 300)}" for f in list(fragments)[:max_fragments])
+    return [
+        {"role": "system", "content": SUMMARY_SYSTEM},
+        {"role": "user", "content": f"Entity: {name} ({entity_type})\nDescriptions:\n{listed}"},
+    ]

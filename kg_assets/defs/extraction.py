@@ -13,7 +13,7 @@ import polars as pl
 from kg_assets.defs.ingest import eager
 from kg_assets.defs.partitions import documents_partitions, single_run
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
-from kg_assets.defs.tables import table_metadata
+from kg_assets.defs.tables import markdown_table, table_metadata
 from kg_assets.llm.base import ExtractionResult
 from kg_assets.llm.cache import LLMCache
 
@@ -68,7 +68,7 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     frames = {t: pl.concat([previous[t].join(reusable, on="chunk_id", how="semi"), new[t]]) for t in PARTITION_TABLES}
     wh.replace_partitions(frames, keys)
     if extractor.uses_llm:
-        _export_calls(wh, engine.settings.cache_path)
+        export_calls(wh, engine.settings.cache_path)
 
     failed = result.chunk_status.filter(pl.col("status") != "ok")
     for chunk_id, error in failed.select("chunk_id", "error").head(20).iter_rows():
@@ -94,7 +94,7 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     )
 
 
-def _export_calls(wh, cache_path: str) -> None:
+def export_calls(wh, cache_path: str) -> None:
     """Copy the LLM call log (this run's and any killed run's) from the cache into kg.llm_calls."""
     with LLMCache(cache_path) as cache:
         calls = cache.unexported_calls()
@@ -122,16 +122,8 @@ def _call_metadata(calls: pl.DataFrame) -> dict[str, object]:
         "latency_p50_ms": float(sent["latency_ms"].median() or 0.0),
         "latency_p95_ms": float(sent["latency_ms"].quantile(0.95) or 0.0),
         "estimated_cost_usd": float(sent["cost_usd"].sum() or 0.0),
-        "cost_by_document": dg.MetadataValue.md(_markdown(by_document)),
+        "cost_by_document": markdown_table(by_document),
     }
-
-
-def _markdown(frame: pl.DataFrame) -> str:
-    if frame.height == 0:
-        return "none"
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.iter_rows()]
-    return "\n".join(lines)
 
 
 def _type_counts(mentions: pl.DataFrame) -> dict[str, int]:

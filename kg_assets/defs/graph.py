@@ -4,11 +4,13 @@
 import dagster as dg
 import polars as pl
 
-from kg_assets.core.consolidate import build_edges, build_entities, build_nodes
+from kg_assets.core.consolidate import MAX_DESCRIPTION_CHARS, build_edges, build_entities, build_nodes, summary_candidates
+from kg_assets.core.prompts import build_summary_messages
 from kg_assets.core.linking import NameLinker, apply_redirects, keep_created_at
 from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
 from kg_assets.defs.partitions import documents_partitions
-from kg_assets.defs.resources import WarehouseResource
+from kg_assets.defs.extraction import export_calls
+from kg_assets.defs.resources import ExtractorResource, WarehouseResource
 from kg_assets.defs.tables import table_metadata
 
 # Consolidate once upstream partitions have settled: not while any of them is still running.
@@ -28,7 +30,9 @@ after_upstream_settles = (
     metadata=table_metadata("entities", "entity_aliases"),
     description="Canonical entities (kg.entities) consolidated from every document's mentions; redirects in kg.entity_aliases.",
 )
-def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def linked_entities(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource
+) -> dg.MaterializeResult:
     wh = warehouse.get()
     current = context.instance.get_dynamic_partitions(documents_partitions.name)
     retired: list[str] = []
@@ -46,7 +50,8 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     overrides = wh.query("SELECT * FROM kg.link_overrides")
     linker = NameLinker()
     redirects = keep_created_at(linker.link(mentions, overrides), wh.query("SELECT * FROM kg.entity_aliases"))
-    entities = build_entities(apply_redirects(mentions, redirects, ["entity_id"]), documents)
+    linked = apply_redirects(mentions, redirects, ["entity_id"])
+    entities = summarize_descriptions(context, build_entities(linked, documents), linked, extractor, wh)
     stats = wh.replace_current({"entities": (["entity_id"], entities)})["entities"]
     wh.replace_tables({"entity_aliases": redirects})
     methods = redirects.group_by("method").len().sort("method")
@@ -62,6 +67,30 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
             "documents_retracted": len(retired),
             "mentions": mentions.height,
         }
+    )
+
+
+def summarize_descriptions(context, entities: pl.DataFrame, mentions: pl.DataFrame, extractor: ExtractorResource, wh):
+    """Past a fragment-count threshold, an LLM condenses an entity's merged description (cached, so
+    rebuilds stay deterministic); without an LLM, or if a call fails, the bounded merge stays."""
+    candidates = summary_candidates(mentions, extractor.summary_min_fragments)
+    if not extractor.uses_llm or candidates.height == 0:
+        return entities
+    engine = extractor.get(run_id=context.run_id)
+    heads = candidates.join(entities.select("entity_id", "name", "entity_type"), on="entity_id")
+    summaries = engine.summarize({
+        entity_id: build_summary_messages(name, entity_type, fragments)
+        for entity_id, fragments, name, entity_type in heads.select("entity_id", "fragments", "name", "entity_type").iter_rows()
+    })
+    export_calls(wh, engine.settings.cache_path)
+    context.log.info(f"LLM summaries for {len(summaries):,} of {heads.height:,} entities with many description fragments")
+    if not summaries:
+        return entities
+    summary = pl.DataFrame({"entity_id": list(summaries), "_summary": list(summaries.values())})
+    return (
+        entities.join(summary, on="entity_id", how="left")
+        .with_columns(pl.coalesce(pl.col("_summary").str.slice(0, MAX_DESCRIPTION_CHARS), "description").alias("description"))
+        .drop("_summary")
     )
 
 

@@ -20,7 +20,7 @@ from kg_assets.defs.partitions import (
     single_run,
 )
 from kg_assets.defs.resources import PipelineSettings, WarehouseResource
-from kg_assets.defs.tables import table_metadata
+from kg_assets.defs.tables import markdown_table, table_metadata
 
 eager = dg.AutomationCondition.eager()
 
@@ -54,7 +54,7 @@ def documents(context: dg.AssetExecutionContext, warehouse: WarehouseResource, s
             "changed": changed.height,
             "failed": errors.height,
             "bytes": int(frame["byte_size"].fill_null(0).sum()),
-            "errors": dg.MetadataValue.md(_markdown_table(errors.select("document_id", "error").head(50))),
+            "errors": markdown_table(errors.select("document_id", "error").head(50)),
         }
     )
 
@@ -87,14 +87,6 @@ def chunks(context: dg.AssetExecutionContext, warehouse: WarehouseResource, sett
             "chunker_version": CHUNKER_VERSION,
         }
     )
-
-
-def _markdown_table(frame: pl.DataFrame) -> str:
-    if frame.height == 0:
-        return "none"
-    header = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * len(frame.columns)
-    rows = ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in frame.iter_rows()]
-    return "\n".join([header, *rows])
 
 
 @dataclass(frozen=True)

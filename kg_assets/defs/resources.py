@@ -60,6 +60,8 @@ class ExtractorResource(dg.ConfigurableResource):
     prompt_price_per_1m: float = 0.0
     completion_price_per_1m: float = 0.0
     cache_path: str = "data/llm_cache.sqlite"
+    summary_min_fragments: int = Field(
+        8, description="entities with this many distinct description fragments get an LLM summary (0: never)")
 
     @property
     def uses_llm(self) -> bool:
@@ -70,18 +72,14 @@ class ExtractorResource(dg.ConfigurableResource):
     def get(self, run_id: str | None = None, progress=None) -> Extractor:
         if not self.uses_llm:
             return HeuristicExtractor(entity_types=tuple(self.entity_types))
+        from dataclasses import fields
+
         from kg_assets.llm.openai_engine import LLMExtractor, LLMSettings
 
-        return LLMExtractor(LLMSettings(
-            model=self.model, base_url=self.base_url, api_key=self.api_key, output_format=self.output_format,
-            temperature=self.temperature, max_completion_tokens=self.max_completion_tokens, timeout_s=self.timeout_s,
-            max_retries=self.max_retries, concurrency=self.concurrency, requests_per_minute=self.requests_per_minute,
-            tokens_per_minute=self.tokens_per_minute, max_gleanings=self.max_gleanings,
-            entity_types=tuple(self.entity_types), unknown_types=self.unknown_types,
-            orphan_relations=self.orphan_relations, max_entities=self.max_entities, max_relations=self.max_relations,
-            max_attributes=self.max_attributes, prompt_price_per_1m=self.prompt_price_per_1m,
-            completion_price_per_1m=self.completion_price_per_1m, cache_path=self.cache_path,
-        ), run_id=run_id, progress=progress)
+        # The resource's fields carry the same names as the engine's settings.
+        values = {f.name: getattr(self, f.name) for f in fields(LLMSettings)}
+        values["entity_types"] = tuple(self.entity_types)
+        return LLMExtractor(LLMSettings(**values), run_id=run_id, progress=progress)
 
     def describe(self, extractor: Extractor) -> str:
         if extractor.name == "heuristic":
@@ -122,6 +120,7 @@ def default_resources() -> dict[str, dg.ConfigurableResource]:
             entity_types=_env("KG_ENTITY_TYPES", list(DEFAULT_ENTITY_TYPES), lambda v: [t.strip().upper() for t in v.split(",") if t.strip()]),
             prompt_price_per_1m=_env("KG_LLM_PROMPT_PRICE", 0.0, float),
             completion_price_per_1m=_env("KG_LLM_COMPLETION_PRICE", 0.0, float),
+            summary_min_fragments=_env("KG_SUMMARY_MIN_FRAGMENTS", 8, int),
             cache_path=_env("KG_LLM_CACHE", str(Path(db_path).with_name("llm_cache.sqlite"))),
         ),
     }

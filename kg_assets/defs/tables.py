@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dagster as dg
+import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.storage.warehouse import SCHEMA
@@ -17,3 +18,12 @@ def table_metadata(*tables: str) -> dict[str, object]:
         ),
         **({"tables": ", ".join(f"{SCHEMA}.{t}" for t in tables)} if len(tables) > 1 else {}),
     }
+
+
+def markdown_table(frame: pl.DataFrame) -> dg.MetadataValue:
+    """A small frame as a Markdown table for the UI ("none" when empty)."""
+    if frame.height == 0:
+        return dg.MetadataValue.md("none")
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in frame.iter_rows()]
+    return dg.MetadataValue.md("\n".join(lines))

@@ -109,9 +109,44 @@ class LLMExtractor:
         if chunks.height == 0:
             return ExtractionResult.empty()
         self._calls: list[dict] = []
-        with LLMCache(self.settings.cache_path) as cache:
-            states = asyncio.run(self._extract_all(chunks, cache))
+        states = self._run(self._extract_all, [_ChunkState(row) for row in chunks.iter_rows(named=True)])
         return self._frames(states)
+
+    def summarize(self, requests: dict[str, list[dict]]) -> dict[str, str]:
+        """Plain-text answers for {key: messages}, cached like extraction; failed keys are left out."""
+        self._calls = []
+        return self._run(self._summarize_all, requests) if requests else {}
+
+    @property
+    def calls(self) -> pl.DataFrame:
+        """The requests and cache hits of the last extract() or summarize() (LLM_CALLS rows)."""
+        if not self._calls:
+            return schemas.empty(schemas.LLM_CALLS)
+        frame = pl.DataFrame(self._calls, infer_schema_length=None)
+        return schemas.conform(frame.with_columns(pl.col("created_at").str.to_datetime(time_zone="UTC")), schemas.LLM_CALLS)
+
+    def _run(self, work, items):
+        with LLMCache(self.settings.cache_path) as cache:
+            return asyncio.run(self._session(work, items, cache))
+
+    async def _session(self, work, items, cache: LLMCache):
+        s = self.settings
+        self._client = openai.AsyncOpenAI(
+            base_url=s.base_url, api_key=s.api_key or "not-needed", timeout=s.timeout_s, max_retries=s.max_retries
+        )
+        self._structured = None
+        if s.output_format == "structured":
+            import instructor
+
+            self._structured = instructor.from_openai(self._client, mode=instructor.Mode.TOOLS)
+        self._cache = cache
+        self._semaphore = asyncio.Semaphore(s.concurrency)
+        self._rpm = AsyncLimiter(s.requests_per_minute, 60) if s.requests_per_minute else None
+        self._tpm = AsyncLimiter(s.tokens_per_minute, 60) if s.tokens_per_minute else None
+        try:
+            return await work(items)
+        finally:
+            await self._client.close()
 
     def first_pass_messages(self, row: dict) -> list[dict]:
         return build_messages(
@@ -126,22 +161,7 @@ class LLMExtractor:
         return prompt_hash(self.first_pass_messages(row), self.settings.model, self.settings.params)
 
     # ---- orchestration ---------------------------------------------------------------------
-    async def _extract_all(self, chunks: pl.DataFrame, cache: LLMCache) -> list[_ChunkState]:
-        s = self.settings
-        client = openai.AsyncOpenAI(
-            base_url=s.base_url, api_key=s.api_key or "not-needed", timeout=s.timeout_s, max_retries=s.max_retries
-        )
-        self._structured = None
-        if s.output_format == "structured":
-            import instructor
-
-            self._structured = instructor.from_openai(client, mode=instructor.Mode.TOOLS)
-        self._client = client
-        self._cache = cache
-        self._semaphore = asyncio.Semaphore(s.concurrency)
-        self._rpm = AsyncLimiter(s.requests_per_minute, 60) if s.requests_per_minute else None
-        self._tpm = AsyncLimiter(s.tokens_per_minute, 60) if s.tokens_per_minute else None
-        states = [_ChunkState(row) for row in chunks.iter_rows(named=True)]
+    async def _extract_all(self, states: list[_ChunkState]) -> list[_ChunkState]:
         done = 0
 
         async def one(state: _ChunkState) -> None:
@@ -151,16 +171,24 @@ class LLMExtractor:
             if self.progress and (done % 100 == 0 or done == len(states)):
                 self.progress(done, len(states))
 
-        try:
-            await asyncio.gather(*(one(state) for state in states))
-        finally:
-            await client.close()
+        await asyncio.gather(*(one(state) for state in states))
         return states
+
+    async def _summarize_all(self, requests: dict[str, list[dict]]) -> dict[str, str]:
+        async def one(key: str, messages: list[dict]) -> tuple[str, str | None]:
+            try:
+                return key, await self._ask(messages, {"chunk_id": None, "document_id": None, "gleaning_pass": None},
+                                            _plain_text, plain_text=True)
+            except (openai.APIError, ParseFailure):
+                return key, None  # logged in the call log; the caller keeps its deterministic text
+
+        answers = await asyncio.gather(*(one(k, m) for k, m in requests.items()))
+        return {key: text for key, text in answers if text}
 
     async def _chunk(self, state: _ChunkState) -> None:
         s, row = self.settings, state.row
         try:
-            parsed = await self._ask(self.first_pass_messages(row), row, 0)
+            parsed = await self._ask(self.first_pass_messages(row), _where(row, 0), self._parse)
             state.passes.append((0, parsed))
             for gleaning in range(1, s.max_gleanings + 1):
                 found = [(e.name, e.type) for _, p in state.passes for e in p.entities]
@@ -170,7 +198,7 @@ class LLMExtractor:
                     entity_types=s.entity_types, section_path=row.get("section_path"), headings=row.get("headings") or (),
                 )
                 known = _record_keys(state.passes)
-                more = await self._ask(messages, row, gleaning)
+                more = await self._ask(messages, _where(row, gleaning), self._parse)
                 state.passes.append((gleaning, more))
                 # Stop when the model says nothing is missing, or repeats only what was already found.
                 if more.nothing_missing or _record_keys([(gleaning, more)]) <= known:
@@ -178,26 +206,27 @@ class LLMExtractor:
         except (openai.APIError, ParseFailure) as exc:
             state.error = f"pass {len(state.passes)}: {type(exc).__name__}: {exc}"[:500]
 
-    async def _ask(self, messages: list[dict], row: dict, gleaning_pass: int) -> ParsedOutput:
+    async def _ask(self, messages: list[dict], where: dict, parse, plain_text: bool = False):
+        """One cached request: `parse(content, gleaning_pass, truncated)` turns the answer into a result."""
         s = self.settings
+        structured = self._structured is not None and not plain_text
         key = prompt_hash(messages, s.model, s.params)
         call = {
-            "call_id": uuid.uuid4().hex, "run_id": self.run_id, "chunk_id": row["chunk_id"],
-            "document_id": row["document_id"], "gleaning_pass": gleaning_pass, "model": s.model,
-            "prompt_version": PROMPT_VERSION, "prompt_hash": key, "output_format": s.output_format,
+            "call_id": uuid.uuid4().hex, "run_id": self.run_id, **where, "model": s.model,
+            "prompt_version": PROMPT_VERSION, "prompt_hash": key, "output_format": "text" if plain_text else s.output_format,
             "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0.0, "cost_usd": 0.0,
         }
         cached = self._cache.get(key)
         try:
             if cached is not None:
                 call.update(status="cache_hit", prompt_tokens=cached["prompt_tokens"], completion_tokens=cached["completion_tokens"])
-                return self._parse(cached["content"], gleaning_pass, truncated=False)
-            content, prompt_tokens, completion_tokens, truncated = await self._request(messages, call)
+                return parse(cached["content"], where["gleaning_pass"], False)
+            content, prompt_tokens, completion_tokens, truncated = await self._request(messages, call, structured)
             call.update(status="ok", prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                         cost_usd=s.cost(prompt_tokens, completion_tokens))
-            parsed = self._parse(content, gleaning_pass, truncated)
+            result = parse(content, where["gleaning_pass"], truncated)
             self._cache.put(key, s.model, content, prompt_tokens, completion_tokens, _now())
-            return parsed
+            return result
         except ParseFailure as exc:
             call.update(status="parse_error", error=str(exc)[:500])
             self._cache.forget(key)  # never serve an unusable answer from the cache
@@ -210,7 +239,7 @@ class LLMExtractor:
             self._cache.log_call(call)
             self._calls.append(call)
 
-    async def _request(self, messages: list[dict], call: dict) -> tuple[str, int, int, bool]:
+    async def _request(self, messages: list[dict], call: dict, structured: bool) -> tuple[str, int, int, bool]:
         s = self.settings
         if self._tpm is not None:
             estimate = count_message_tokens(messages) + s.max_completion_tokens
@@ -220,7 +249,7 @@ class LLMExtractor:
         async with self._semaphore:
             started = time.perf_counter()
             try:
-                if self._structured is not None:
+                if structured:
                     import instructor
 
                     try:
@@ -279,14 +308,22 @@ class LLMExtractor:
                 "extracted_at": datetime.now(UTC),
             })
         mentions, relations, attributes = to_frames(parses, extractor=self.name, extractor_version=self.version)
-        calls = pl.DataFrame(self._calls, infer_schema_length=None).with_columns(
-            pl.col("created_at").str.to_datetime(time_zone="UTC"))
         return ExtractionResult(
             mentions=mentions, relations=relations,
             chunk_status=schemas.conform(pl.DataFrame(status, infer_schema_length=None), schemas.CHUNK_EXTRACTIONS),
             attributes=attributes,
-            calls=schemas.conform(calls, schemas.LLM_CALLS),
+            calls=self.calls,
         )
+
+
+def _where(row: dict, gleaning_pass: int) -> dict:
+    return {"chunk_id": row["chunk_id"], "document_id": row["document_id"], "gleaning_pass": gleaning_pass}
+
+
+def _plain_text(content: str, gleaning_pass: int | None, truncated: bool) -> str:
+    if not content.strip():
+        raise ParseFailure("empty answer")
+    return content.strip()
 
 
 def _record_keys(passes: Sequence[tuple[int, ParsedOutput]]) -> set[tuple]:
