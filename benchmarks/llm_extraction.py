@@ -259,10 +259,10 @@ def worker(cfg: dict) -> dict:
 
     settings = eng.LLMSettings(
         base_url=cfg["base_url"], api_key="bench", concurrency=cfg["concurrency"], max_gleanings=1,
-        cache_path=cfg["cache_path"], output_format=cfg["format"],
+        cache_path=cfg["cache_path"], output_format=cfg["format"], gleaning=cfg.get("gleaning", "auto"),
     )
     extractor = eng.LLMExtractor(settings, run_id="bench")
-    rss_before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss_before_mb = _peak_rss_mb("VmRSS")
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     profiler = None
     if cfg.get("profile"):
@@ -287,7 +287,7 @@ def worker(cfg: dict) -> dict:
         "wall_s": wall,
         "cpu_user_s": ru1.ru_utime - ru0.ru_utime,
         "cpu_sys_s": ru1.ru_stime - ru0.ru_stime,
-        "peak_rss_mb": ru1.ru_maxrss / 1024,
+        "peak_rss_mb": _peak_rss_mb("VmHWM"),
         "rss_before_extract_mb": rss_before_mb,
         "requests_phase_s": marks.get("requests_done", started) - marks.get("loop_start", started),
         "requests_phase_cpu_s": marks.get("cpu_requests_done", 0.0) - marks.get("cpu_loop_start", 0.0),
@@ -387,10 +387,10 @@ def measure(latency: float, args, parquet: Path, lookup: dict, workdir: Path) ->
     cache_path = workdir / f"cache_L{latency:g}.sqlite"
     responder = BenchResponder(lookup)
     row: dict = {"latency_s": latency, "concurrency": args.concurrency, "format": args.format,
-                 "load_before": os.getloadavg()[0]}
+                 "gleaning": args.gleaning, "load_before": os.getloadavg()[0]}
     with FakeOpenAIServer(responder=responder, latency_s=latency) as server:
         cfg = {"parquet": str(parquet), "n": args.chunks, "base_url": server.base_url, "cache_path": str(cache_path),
-               "concurrency": args.concurrency, "format": args.format}
+               "concurrency": args.concurrency, "format": args.format, "gleaning": args.gleaning}
         cpu0 = _cpu_self()
         first = run_worker(cfg)
         server_cpu = _cpu_self() - cpu0
@@ -404,7 +404,7 @@ def measure(latency: float, args, parquet: Path, lookup: dict, workdir: Path) ->
         row["server_duration_ms_mean"] = 1000 * _mean([r.duration for r in records if r.duration is not None])
         done = [r for r in records if r.end is not None]
         span = max(r.end for r in done) - min(r.start for r in done) if done else 0.0
-        # average number of requests the server was handling, first arrival to last answer
+        # time-average number of requests open at the server (from their headers' arrival), first to last
         row["mean_in_flight"] = sum(r.end - r.start for r in done) / span if span > 0 else None
         row["unknown_chunk_requests"] = responder.unknown
         # prompt tokens per chunk, first pass + gleaning, by the engine's own counter (OpenAI's rule)
@@ -454,6 +454,20 @@ def measure(latency: float, args, parquet: Path, lookup: dict, workdir: Path) ->
     return row
 
 
+def _peak_rss_mb(field: str = "VmHWM") -> float:
+    """This process's peak (VmHWM) or current (VmRSS) resident memory in MB.
+
+    Not ru_maxrss: Linux keeps that across fork + exec, so a child would report the parent's size.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _cpu_self() -> float:
     ru = resource.getrusage(resource.RUSAGE_SELF)
     return ru.ru_utime + ru.ru_stime
@@ -470,11 +484,15 @@ def _f(x, spec=".1f", none="n/a") -> str:
     return none if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
 
 
+def _num(value) -> str:
+    return "–" if value is None else f"{value:.0f}"
+
+
 def report(rows: list[dict], args) -> str:
     out = [f"LLM extraction, {args.format} format, concurrency {args.concurrency}, max_gleanings 1 "
            f"({PASSES_PER_CHUNK} requests per chunk); ceiling = C / (2 L) chunks/s, issue's C / L also shown", ""]
     out += ["| latency s | chunks | wall s | chunks/s | ceiling C/(2L) | % of it | ceiling C/L | % of it "
-            "| calls/chunk | prompt tok/chunk | completion tok/chunk | client latency ms mean / p95 | in-flight mean / peak "
+            "| calls/chunk | prompt tok/chunk | completion tok/chunk | client latency ms mean / p95 | open mean / in-flight peak "
             "| peak RSS MB | client CPU s | server CPU s | rerun calls | rerun s |",
             "|" + "---|" * 18]
     for r in rows:
@@ -494,7 +512,7 @@ def report(rows: list[dict], args) -> str:
     for r in rows:
         pt = r["prompt_tokens_per_chunk"]
         ok = "ok" if pt["both_max"] is not None and pt["both_max"] <= TOKEN_TARGET else "OVER"
-        out.append(f"| {r['latency_s']:g} | {r['chars_per_chunk']:.0f} | {pt['first_pass_mean']:.0f} | {pt['gleaning_mean']:.0f} "
+        out.append(f"| {r['latency_s']:g} | {r['chars_per_chunk']:.0f} | {pt['first_pass_mean']:.0f} | {_num(pt['gleaning_mean'])} "
                    f"| {pt['both_mean']:.0f} | {pt['both_p95']} | {pt['both_max']} | <= {TOKEN_TARGET} ({ok}) |")
     out += ["", "Where the client's time goes (synchronous work on the event loop, seconds over the run):", ""]
     names = sorted({k for r in rows for k in r["timers"]})
@@ -532,6 +550,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latencies", type=float, nargs="+", default=[0.0, 0.2], help="server latency per request, s")
     parser.add_argument("--concurrency", type=int, default=32, help="LLMSettings.concurrency (default 32)")
     parser.add_argument("--format", choices=["tuple", "structured"], default="tuple")
+    parser.add_argument("--gleaning", choices=["auto", "always"], default="auto",
+                        help="auto: a gleaning pass only where the first answer asks for one (default); always: every chunk")
     parser.add_argument("--chars", type=int, default=2000, help="approximate characters per chunk (default 2000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache-dir", type=Path, default=None,

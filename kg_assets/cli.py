@@ -177,21 +177,28 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         with LLMCache(s.cache_path) as cache:
             cached = cache.contains(engine.first_pass_hash(r) for r in rows)
     todo = [i for i, r in enumerate(rows) if engine.first_pass_hash(r) not in cached]
-    calls = len(todo) * (1 + s.max_gleanings)
-    prompt = sum(first_tokens[i] + s.max_gleanings * glean_tokens[i] for i in todo)
+    # Low: one call per chunk (gleaning "auto" when first answers are complete); high: every pass taken.
+    calls = (len(todo), len(todo) * (1 + s.max_gleanings))
+    if s.gleaning == "always":
+        calls = (calls[1], calls[1])
+    first = sum(first_tokens[i] for i in todo)
+    glean = sum(s.max_gleanings * glean_tokens[i] for i in todo)
+    prompt = (first if calls[0] == len(todo) else first + glean, first + glean)
     chunk_tokens = chunks["token_count"].to_list()
-    completion = int(sum(args.completion_ratio * chunk_tokens[i] * (1 + 0.3 * s.max_gleanings) for i in todo))
-    cost = (prompt * prompt_price + completion * completion_price) / 1e6
+    completion_first = int(sum(args.completion_ratio * chunk_tokens[i] for i in todo))
+    completion = (completion_first if calls[0] == len(todo) else int(completion_first * (1 + 0.3 * s.max_gleanings)),
+                  int(completion_first * (1 + 0.3 * s.max_gleanings)))
+    cost = tuple((p * prompt_price + c * completion_price) / 1e6 for p, c in zip(prompt, completion))
     failed = docs.filter(pl.col("status") == "error").height
-    print(f"kg estimate: {s.model} ({s.output_format} format, {s.max_gleanings} gleaning pass(es) at most)")
+    print(f"kg estimate: {s.model} ({s.output_format} format, gleaning {s.gleaning}, {s.max_gleanings} pass(es) at most)")
     for label, value in [
         ("documents", f"{docs.height:,} ({failed:,} unreadable)"),
         ("chunks", f"{len(rows):,} ({len(rows) - len(todo):,} already cached)"),
-        ("LLM calls", f"{calls:,} at most"),
-        ("prompt tokens", f"{prompt:,}"),
-        ("completion tokens", f"~{completion:,} (estimated at {args.completion_ratio:.2f} x chunk tokens)"),
-        ("prompt tokens / chunk", f"{prompt / len(todo):,.0f}" if todo else "0"),
-        ("estimated cost", f"${cost:,.4f} at ${prompt_price}/1M prompt, ${completion_price}/1M completion tokens"),
+        ("LLM calls", f"{calls[0]:,} to {calls[1]:,}"),
+        ("prompt tokens", f"{prompt[0]:,} to {prompt[1]:,}"),
+        ("completion tokens", f"~{completion[0]:,} to {completion[1]:,} (estimated at {args.completion_ratio:.2f} x chunk tokens)"),
+        ("prompt tokens / chunk", f"{prompt[0] / len(todo):,.0f} to {prompt[1] / len(todo):,.0f}" if todo else "0"),
+        ("estimated cost", f"${cost[0]:,.4f} to ${cost[1]:,.4f} at ${prompt_price}/1M prompt, ${completion_price}/1M completion tokens"),
     ]:
         print(f"  {label:<22} {value}")
     return 0

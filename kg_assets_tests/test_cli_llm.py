@@ -26,14 +26,15 @@ def test_estimate_predicts_calls_and_tokens_and_knows_what_is_cached(llm_project
     assert project.run_all().success
     chunks = project.sql("SELECT count(*) AS n FROM kg.chunks")["n"][0]
     assert before["chunks"] == f"{chunks} (0 already cached)"
-    assert before["LLM calls"] == f"{2 * chunks} at most"
+    assert before["LLM calls"].startswith(f"{chunks:,} to {2 * chunks:,}")
     actual = project.sql("SELECT sum(prompt_tokens) AS p FROM kg.llm_calls")["p"][0]
-    estimated = int(before["prompt tokens"].replace(",", ""))
-    assert abs(estimated - actual) / actual < 0.25, (estimated, actual)
-    cost = float(before["estimated cost"].split("$")[1].split(" ")[0].replace(",", ""))
-    assert cost == pytest.approx(estimated * 0.15 / 1e6 + int(before["completion tokens"].strip("~").split(" ")[0].replace(",", "")) * 0.6 / 1e6, abs=1e-4)
+    low, high = (int(v.replace(",", "")) for v in before["prompt tokens"].split(" to "))
+    assert 0.85 * low <= actual <= high, (low, actual, high)
+    completion_low = int(before["completion tokens"].strip("~").split(" ")[0].replace(",", ""))
+    cost_low = float(before["estimated cost"].split("$")[1].split(" ")[0].replace(",", ""))
+    assert cost_low == pytest.approx(low * 0.15 / 1e6 + completion_low * 0.6 / 1e6, abs=1e-4)
     after = _estimate(capsys, project)
-    assert after["chunks"] == f"{chunks} ({chunks} already cached)" and after["LLM calls"] == "0 at most"
+    assert after["chunks"] == f"{chunks} ({chunks} already cached)" and after["LLM calls"].startswith("0 to 0")
 
 
 def _eval(capsys, path: Path, *extra: str) -> dict:
@@ -87,8 +88,8 @@ def test_eval_extraction_with_an_llm_counts_calls_and_tokens(llm_project, tmp_pa
     path.write_text(json.dumps(doc) + "\n")
     scores = _eval(capsys, path)
     assert scores["extractor"] == "llm"
-    assert scores["llm_calls"] == llm_project.server.calls == 2
+    assert scores["llm_calls"] == llm_project.server.calls == 1
     assert scores["prompt_tokens"] > 0 and scores["completion_tokens"] > 0
     assert scores["entity_f1"] == 1.0 and scores["relation_f1"] == 1.0
     again = _eval(capsys, path)
-    assert again["llm_calls"] == 0 and again["cache_hits"] == 2
+    assert again["llm_calls"] == 0 and again["cache_hits"] == 1

@@ -4,6 +4,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
+from kg_assets.core.prompts import PROMPT_VERSION
 from kg_assets_tests.openai_server import Reply
 from kg_assets_tests.scripted_llm import SAMPLE_NAMES, chunk_text, extraction_responder, is_gleaning
 
@@ -42,10 +43,10 @@ def test_extraction_runs_through_dagster_in_both_formats(llm_project, fmt):
     assert meta["estimated_cost_usd"] == pytest.approx(calls["cost_usd"].sum()) and meta["estimated_cost_usd"] > 0
     assert "LLM" in meta["engine"] and fmt in meta["engine"]
     chunks = project.sql("SELECT count(*) AS n FROM kg.chunks")["n"][0]
-    assert server.calls == 2 * chunks, "one first pass and one gleaning pass per chunk"
+    assert server.calls == chunks, "a complete first answer needs no gleaning pass (KG_LLM_GLEANING=auto)"
     # prompt_version is carried on the call rows; extractor_version on every mention row
-    assert project.sql("SELECT DISTINCT prompt_version FROM kg.llm_calls")["prompt_version"].to_list() == ["kg-extract-1"]
-    assert project.sql("SELECT DISTINCT extractor_version FROM kg.entity_mentions")["extractor_version"][0].startswith(f"kg-extract-1/{fmt}/")
+    assert project.sql("SELECT DISTINCT prompt_version FROM kg.llm_calls")["prompt_version"].to_list() == [PROMPT_VERSION]
+    assert project.sql("SELECT DISTINCT extractor_version FROM kg.entity_mentions")["extractor_version"][0].startswith(f"{PROMPT_VERSION}/{fmt}/")
 
 
 def test_a_rerun_makes_no_llm_calls_and_a_rebuilt_warehouse_is_served_from_the_cache(llm_project):
@@ -68,7 +69,7 @@ def test_a_rerun_makes_no_llm_calls_and_a_rebuilt_warehouse_is_served_from_the_c
 
 
 def test_gleaning_finds_what_the_first_pass_missed(llm_project):
-    project = llm_project
+    project = llm_project.configure(KG_LLM_GLEANING="always")
     first = {"Sarah Chen": "PERSON"}
     project.server.set_responder(extraction_responder(names=first, missed={"Quantum Dynamics Lab": "ORGANIZATION"}))
     assert project.run_all().success
@@ -79,7 +80,7 @@ def test_gleaning_finds_what_the_first_pass_missed(llm_project):
 
 
 def test_gleaning_stops_when_the_model_reports_nothing_missing(llm_project):
-    project = llm_project.configure(KG_LLM_MAX_GLEANINGS="3")
+    project = llm_project.configure(KG_LLM_MAX_GLEANINGS="3", KG_LLM_GLEANING="always")
     missed_once = {"Quantum Dynamics Lab": "ORGANIZATION"}
     project.server.set_responder(extraction_responder(names={"Sarah Chen": "PERSON"}, missed=missed_once))
     assert project.run_all().success
@@ -153,7 +154,7 @@ def test_timeouts_are_recorded_per_chunk_and_a_rerun_redoes_only_those(llm_proje
     project.server.set_responder(normal)
     result = project.run_all()
     assert result.success
-    assert project.server.calls - before == 2 * failed.height, "only the failed chunks are asked again"
+    assert project.server.calls - before == failed.height, "only the failed chunks are asked again"
     assert _metadata(result)["chunks_extracted"] == failed.height
     assert project.sql("SELECT count(*) AS n FROM kg.chunk_extractions WHERE status = 'error'")["n"][0] == 0
 
@@ -233,7 +234,7 @@ def test_cancelling_a_run_stops_llm_calls_writes_nothing_and_the_rerun_pays_only
     chunks = project.sql("SELECT count(*) AS n FROM kg.chunks")["n"][0]
     hits = project.sql("SELECT count(*) AS n FROM kg.llm_calls WHERE status = 'cache_hit'")["n"][0]
     assert hits >= paid_before_cancel
-    assert project.server.calls - calls_before_rerun == 2 * chunks - hits, "cached calls are free"
+    assert project.server.calls - calls_before_rerun == chunks - hits, "cached calls are free"
     assert project.sql("SELECT count(*) AS n FROM kg.chunk_extractions WHERE status = 'ok'")["n"][0] == chunks
 
 
@@ -274,3 +275,22 @@ def test_entities_with_many_description_fragments_get_a_cached_llm_summary(llm_p
     project.server.set_responder(normal)
     assert project.execute("consolidation").success
     assert project.server.calls == calls + 1, "cached summaries are free; only the failed one is asked again"
+
+
+def test_gleaning_runs_only_where_the_first_answer_asks_for_it(llm_project):
+    project = llm_project
+    normal = extraction_responder()
+
+    def respond(request):
+        answer = normal(request)
+        if not is_gleaning(request) and "Sarah Chen" in chunk_text(request):
+            return Reply(content=answer.content.replace("<|COMPLETE|>", "<|CONTINUE|>"))  # "more remain"
+        return answer
+
+    project.server.set_responder(respond)
+    assert project.run_all().success
+    passes = project.sql("""SELECT c.text LIKE '%Sarah Chen%' AS asked, e.passes, count(*) AS n
+                            FROM kg.chunk_extractions e JOIN kg.chunks c USING (chunk_id) GROUP BY ALL ORDER BY ALL""")
+    assert passes.rows() == [(False, 1, passes["n"][0]), (True, 2, passes["n"][1])]
+    chunks = project.sql("SELECT count(*) AS n FROM kg.chunks")["n"][0]
+    assert project.server.calls == chunks + passes["n"][1] < 2 * chunks

@@ -133,6 +133,7 @@ class ExtractionOut(BaseModel):
     entities: list[EntityOut] = Field(default_factory=list)
     relations: list[RelationOut] = Field(default_factory=list)
     attributes: list[AttributeOut] = Field(default_factory=list)
+    more: bool = Field(False, description="true if records remain unlisted")
 
 
 @dataclass
@@ -143,6 +144,12 @@ class ParsedOutput:
     bad_lines: list[str] = field(default_factory=list)
     complete: bool = False  # the terminator was seen (tuple) / the response validated (structured)
     nothing_missing: bool = False  # terminator and no record at all: a gleaning pass may stop
+    more_requested: bool = False  # the model said records remain (<|CONTINUE|> / more=true)
+
+    @property
+    def needs_gleaning(self) -> bool:
+        """A follow-up pass is needed: the answer was cut, had unparseable records, or said more remain."""
+        return self.more_requested or not self.complete or bool(self.bad_lines)
 
     @property
     def record_count(self) -> int:
@@ -157,6 +164,7 @@ class ParsedOutput:
             bad_lines=list(self.bad_lines),
             complete=self.complete,
             nothing_missing=self.nothing_missing,
+            more_requested=self.more_requested,
         )
 
 
@@ -164,7 +172,7 @@ class ParsedOutput:
 # Tuple parsing
 
 _DELIM_RE = re.compile(r"<\|#\|>|<\|>|\|#\|")
-_COMPLETE_RE = re.compile(r"<\|\s*COMPLETE\s*\|>", re.IGNORECASE)
+_COMPLETE_RE = re.compile(r"<\|\s*(COMPLETE|CONTINUE)\s*\|>", re.IGNORECASE)
 _KIND_START = r"\(?\s*[\"'`]?\s*(?:entity|relation(?:ship)?|attribute)\b"
 _RECORD_SPLIT_RE = re.compile(r"##(?=\s*(?:" + _KIND_START + r"|<\|\s*COMPLETE|$))", re.IGNORECASE)
 _LINE_PREFIX_RE = re.compile(r"^\s*(?:(?:\d{1,4}\s*[.):]|[-*•>])\s*|#{1,6}\s+)")
@@ -268,6 +276,7 @@ def parse_tuples(raw: str, *, gleaning_pass: int = 0) -> ParsedOutput:
     m = _COMPLETE_RE.search(raw)
     body = raw[: m.start()] if m else raw
     out.complete = m is not None
+    out.more_requested = m is not None and m.group(1).upper() == "CONTINUE"
     lines = body.splitlines()
     cut_off = not out.complete and bool(lines) and not raw.endswith(("\n", "\r"))
     for li, line in enumerate(lines):
@@ -288,7 +297,7 @@ def parse_tuples(raw: str, *, gleaning_pass: int = 0) -> ParsedOutput:
                 continue
             kind, rec, _ = parsed
             _BUCKET[kind](out).append(rec)
-    out.nothing_missing = out.complete and out.record_count == 0 and not out.bad_lines
+    out.nothing_missing = out.complete and out.record_count == 0 and not out.bad_lines and not out.more_requested
     return out
 
 
@@ -299,8 +308,9 @@ def from_structured(out: ExtractionOut, *, gleaning_pass: int = 0) -> ParsedOutp
         relations=[r.at_pass(gleaning_pass) for r in out.relations],
         attributes=[a.at_pass(gleaning_pass) for a in out.attributes],
         complete=True,
+        more_requested=out.more,
     )
-    parsed.nothing_missing = parsed.record_count == 0
+    parsed.nothing_missing = parsed.record_count == 0 and not out.more
     return parsed
 
 
@@ -633,6 +643,14 @@ def _find_span(text: str, name: str) -> tuple[int, int] | None:
     tokens = name.split()
     if not tokens or not text:
         return None
+    # Fast path (no regex compile per name): a whole-word, case-insensitive exact occurrence.
+    lowered, needle = text.lower(), " ".join(tokens).lower()
+    at = lowered.find(needle)
+    while at != -1:
+        end = at + len(needle)
+        if (at == 0 or not lowered[at - 1].isalnum()) and (end == len(lowered) or not lowered[end].isalnum()):
+            return at, end
+        at = lowered.find(needle, at + 1)
     body = r"\s+".join(re.escape(t) for t in tokens)
     m = re.search(r"(?<!\w)" + body + r"(?!\w)", text, re.IGNORECASE) or re.search(body, text, re.IGNORECASE)
     return (m.start(), m.end()) if m else None

@@ -52,7 +52,7 @@ __all__ = [
 
 Format = Literal["tuple", "structured"]
 
-PROMPT_VERSION = "kg-extract-1"
+PROMPT_VERSION = "kg-extract-2"
 
 DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
     "PERSON",
@@ -67,6 +67,7 @@ DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
 
 DELIMITER = "<|#|>"
 COMPLETE = "<|COMPLETE|>"
+CONTINUE = "<|CONTINUE|>"
 
 MAX_HEADINGS = 15  # outline entries sent as document context
 MAX_HEADING_CHARS = 60
@@ -118,11 +119,12 @@ def _system_prompt(fmt: Format, entity_types: tuple[str, ...], max_attributes: i
             "Fields:\n"
             "- entities: name, type, description\n"
             "- relations: source and target (entity names), keywords, description, strength\n"
-            "- attributes: entity (name), key, value, confidence"
+            "- attributes: entity (name), key, value, confidence\n"
+            "- more: true only if the text holds records you did not list"
         )
     note = "" if _EXAMPLE_TYPES <= set(entity_types) else " (its types are illustrative; use only the types above)"
     return rules + (
-        f"Output one record per line, nothing else, then {COMPLETE}:\n"
+        f"Output one record per line, nothing else, then {COMPLETE} ({CONTINUE} if records remain unlisted):\n"
         f"entity{_D}NAME{_D}TYPE{_D}DESCRIPTION\n"
         f"relation{_D}SOURCE{_D}TARGET{_D}KEYWORDS{_D}DESCRIPTION{_D}STRENGTH\n"
         f"attribute{_D}ENTITY{_D}KEY{_D}VALUE{_D}CONFIDENCE\n"

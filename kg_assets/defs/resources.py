@@ -51,6 +51,7 @@ class ExtractorResource(dg.ConfigurableResource):
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
     max_gleanings: int = 1
+    gleaning: str = Field("auto", description="auto: glean only after a cut, unparseable or 'more remain' answer | always")
     entity_types: list[str] = Field(default_factory=lambda: list(DEFAULT_ENTITY_TYPES))
     unknown_types: str = Field("other", description="other | drop")
     orphan_relations: str = Field("drop", description="drop | add")
@@ -115,6 +116,7 @@ def default_resources() -> dict[str, dg.ConfigurableResource]:
             requests_per_minute=_env("KG_LLM_RPM", None, int),
             tokens_per_minute=_env("KG_LLM_TPM", None, int),
             max_gleanings=_env("KG_LLM_MAX_GLEANINGS", 1, int),
+            gleaning=_env("KG_LLM_GLEANING", "auto"),
             unknown_types=_env("KG_UNKNOWN_TYPES", "other"),
             orphan_relations=_env("KG_ORPHAN_RELATIONS", "drop"),
             entity_types=_env("KG_ENTITY_TYPES", list(DEFAULT_ENTITY_TYPES), lambda v: [t.strip().upper() for t in v.split(",") if t.strip()]),

@@ -62,6 +62,7 @@ class LLMSettings:
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
     max_gleanings: int = 1
+    gleaning: Literal["auto", "always"] = "auto"  # auto: only after a cut, unparseable or "more remain" answer
     entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES
     unknown_types: Literal["other", "drop"] = "other"
     orphan_relations: Literal["drop", "add"] = "drop"
@@ -90,6 +91,7 @@ class _ChunkState:
     row: dict
     passes: list[tuple[int, ParsedOutput]] = field(default_factory=list)
     error: str | None = None
+    merged: ParsedOutput | None = None  # passes merged and sanitized
 
 
 class LLMExtractor:
@@ -102,7 +104,8 @@ class LLMExtractor:
         self.run_id = run_id
         self.progress = progress  # optional callable(done, total) for visible progress
         types = hashlib.sha256(",".join(settings.entity_types).encode()).hexdigest()[:6]
-        self.version = f"{PROMPT_VERSION}/{settings.output_format}/{settings.model}/g{settings.max_gleanings}/t{types}"
+        self.version = (f"{PROMPT_VERSION}/{settings.output_format}/{settings.model}/g{settings.max_gleanings}"
+                        f"{settings.gleaning[0]}/t{types}")
 
     # ---- public ----------------------------------------------------------------------------
     def extract(self, chunks: pl.DataFrame) -> ExtractionResult:
@@ -191,6 +194,8 @@ class LLMExtractor:
             parsed = await self._ask(self.first_pass_messages(row), _where(row, 0), self._parse)
             state.passes.append((0, parsed))
             for gleaning in range(1, s.max_gleanings + 1):
+                if s.gleaning == "auto" and not state.passes[-1][1].needs_gleaning:
+                    break
                 found = [(e.name, e.type) for _, p in state.passes for e in p.entities]
                 failed = [line for _, p in state.passes[-1:] for line in p.bad_lines]
                 messages = build_gleaning_messages(
@@ -205,6 +210,12 @@ class LLMExtractor:
                     break
         except (openai.APIError, ParseFailure) as exc:
             state.error = f"pass {len(state.passes)}: {type(exc).__name__}: {exc}"[:500]
+        # Done here, while other chunks still wait on the model, rather than all at the end.
+        state.merged, _ = sanitize(
+            merge_passes([parsed for _, parsed in state.passes]), entity_types=s.entity_types,
+            unknown_types=s.unknown_types, orphan_relations=s.orphan_relations, max_entities=s.max_entities,
+            max_relations=s.max_relations, max_attributes=s.max_attributes,
+        )
 
     async def _ask(self, messages: list[dict], where: dict, parse, plain_text: bool = False):
         """One cached request: `parse(content, gleaning_pass, truncated)` turns the answer into a result."""
@@ -287,15 +298,9 @@ class LLMExtractor:
 
     # ---- results -----------------------------------------------------------------------------
     def _frames(self, states: Sequence[_ChunkState]) -> ExtractionResult:
-        s = self.settings
         parses, status = [], []
         for state in states:
-            row = state.row
-            merged, stats = sanitize(
-                merge_passes([parsed for _, parsed in state.passes]), entity_types=s.entity_types, unknown_types=s.unknown_types,
-                orphan_relations=s.orphan_relations, max_entities=s.max_entities, max_relations=s.max_relations,
-                max_attributes=s.max_attributes,
-            )
+            row, merged = state.row, state.merged
             parses.append(ChunkParse(row["chunk_id"], row["document_id"], row["text"], merged))
             status.append({
                 "chunk_id": row["chunk_id"], "document_id": row["document_id"], "chunk_hash": row.get("content_hash"),
