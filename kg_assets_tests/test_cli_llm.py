@@ -4,7 +4,6 @@ import json
 import re
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from kg_assets.cli import main

@@ -1,6 +1,5 @@
 """LLM extraction end to end through Dagster, against a real local OpenAI-compatible HTTP server."""
 
-import dagster as dg
 import polars as pl
 import pytest
 
