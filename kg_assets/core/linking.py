@@ -765,10 +765,10 @@ def _rank_by_frequency(nodes: pl.DataFrame) -> pl.DataFrame:
                         (-pl.col("normalized_name").str.len_chars().cast(pl.Int64)).alias("r1"))
 
 
-class ExactNameLinker:
-    """Baseline: ids with the same normalized name are one entity, whatever their types."""
+class _BaselineLinker:
+    """The shared frame of the baselines: nodes, override handling, resolution; `_link` adds the pairs."""
 
-    name = "exact_name"
+    name = "baseline"
 
     def __call__(self, mentions, overrides=None):
         return self.link(mentions, overrides)
@@ -782,32 +782,33 @@ class ExactNameLinker:
         uf = Clusters(len(ids), splits)
         for a, b in merges:
             uf.union(a, b, "override", 1.0, "override: merge")
+        self._link(nodes, ids, uf)
+        return resolve_clusters(ids, uf, _rank_by_frequency(nodes))
+
+    def _link(self, nodes: pl.DataFrame, ids: list[str], uf: Clusters) -> None:
+        raise NotImplementedError
+
+
+class ExactNameLinker(_BaselineLinker):
+    """Baseline: ids with the same normalized name are one entity, whatever their types."""
+
+    name = "exact_name"
+
+    def _link(self, nodes: pl.DataFrame, ids: list[str], uf: Clusters) -> None:
         groups = nodes.filter(pl.col("normalized_name") != "").group_by("normalized_name").agg(pl.col("idx").sort()) \
             .filter(pl.col("idx").list.len() > 1).sort("normalized_name")
         for key, members in groups.iter_rows():
             for b in members[1:]:
                 uf.union(b, members[0], "exact_name", 1.0, f"same normalized name {key}")
-        return resolve_clusters(ids, uf, _rank_by_frequency(nodes))
 
 
-class ContainmentLinker:
+class ContainmentLinker(_BaselineLinker):
     """Baseline, the seed rule: same type, the shorter normalized name (>= 4 characters) contained in
     the longer one, case-insensitive; each id goes to its best container (most mentions, longest)."""
 
     name = "containment"
 
-    def __call__(self, mentions, overrides=None):
-        return self.link(mentions, overrides)
-
-    def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
-        if mentions.height == 0:
-            return schemas.empty(schemas.ENTITY_ALIASES)
-        nodes = entity_nodes(mentions)
-        ids = nodes["entity_id"].to_list()
-        merges, splits = _override_pairs(overrides, {e: i for i, e in enumerate(ids)})
-        uf = Clusters(len(ids), splits)
-        for a, b in merges:
-            uf.union(a, b, "override", 1.0, "override: merge")
+    def _link(self, nodes: pl.DataFrame, ids: list[str], uf: Clusters) -> None:
         text = [s.replace("_", " ") for s in nodes["normalized_name"].to_list()]
         types = nodes["entity_type"].to_list()
         counts = nodes["n_mentions"].to_list()
@@ -829,10 +830,9 @@ class ContainmentLinker:
             if best is not None:
                 j = best[1]
                 uf.union(i, j, "containment", 0.8, f'"{t}" contained in "{text[j]}"')
-        return resolve_clusters(ids, uf, _rank_by_frequency(nodes))
 
 
-class FuzzyLinker:
+class FuzzyLinker(_BaselineLinker):
     """Baseline: RapidFuzz WRatio >= threshold between names of the same type sharing a token
     (token blocks larger than `max_block` are skipped), transitively."""
 
@@ -842,20 +842,9 @@ class FuzzyLinker:
         self.threshold = threshold
         self.max_block = max_block
 
-    def __call__(self, mentions, overrides=None):
-        return self.link(mentions, overrides)
-
-    def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
+    def _link(self, nodes: pl.DataFrame, ids: list[str], uf: Clusters) -> None:
         from rapidfuzz import fuzz, process
 
-        if mentions.height == 0:
-            return schemas.empty(schemas.ENTITY_ALIASES)
-        nodes = entity_nodes(mentions)
-        ids = nodes["entity_id"].to_list()
-        merges, splits = _override_pairs(overrides, {e: i for i, e in enumerate(ids)})
-        uf = Clusters(len(ids), splits)
-        for a, b in merges:
-            uf.union(a, b, "override", 1.0, "override: merge")
         text = [s.replace("_", " ") for s in nodes["normalized_name"].to_list()]
         blocks = (
             nodes.select("idx", "entity_type", pl.col("normalized_name").str.split("_").alias("tok"))
@@ -872,7 +861,6 @@ class FuzzyLinker:
                     b += a + 1
                     uf.union(members[a], members[b], "fuzzy", float(score) / 100,
                              f'WRatio {score:.0f}: "{names[a]}" ~ "{names[b]}"')
-        return resolve_clusters(ids, uf, _rank_by_frequency(nodes))
 
 
 exact_name_linker = ExactNameLinker()
