@@ -22,6 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
+from kg_assets.core.evaluation import scores
 from kg_assets.core.linking import Linker, apply_redirects
 from kg_assets.core.normalize import normalize_name_expr, with_entity_ids
 
@@ -35,11 +36,6 @@ def _contingency(pred: Mapping[Hashable, Hashable], gold: Mapping[Hashable, Hash
     return frame.group_by("p", "g").len().rename({"len": "n"}).with_columns(pl.col("n").cast(pl.Int64))
 
 
-def _prf(precision: float, recall: float) -> dict[str, float]:
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4)}
-
-
 def pairwise_scores(pred: Mapping[Hashable, Hashable], gold: Mapping[Hashable, Hashable]) -> dict:
     """Precision/recall/F1 over coreferent mention pairs, from cluster intersection sizes."""
     c = _contingency(pred, gold)
@@ -49,7 +45,7 @@ def pairwise_scores(pred: Mapping[Hashable, Hashable], gold: Mapping[Hashable, H
     gold_pairs = int(c.group_by("g").agg(pl.col("n").sum()).select(pairs(pl.col("n"))).item() or 0)
     precision = true_pairs / pred_pairs if pred_pairs else 1.0
     recall = true_pairs / gold_pairs if gold_pairs else 1.0
-    return {**_prf(precision, recall), "true_pairs": true_pairs, "predicted_pairs": pred_pairs,
+    return {**scores(precision, recall), "true_pairs": true_pairs, "predicted_pairs": pred_pairs,
             "gold_pairs": gold_pairs}
 
 
@@ -59,14 +55,14 @@ def bcubed_scores(pred: Mapping[Hashable, Hashable], gold: Mapping[Hashable, Has
     c = _contingency(pred, gold)
     total = int(c["n"].sum() or 0)
     if total == 0:
-        return {**_prf(0.0, 0.0), "mentions": 0, "predicted_clusters": 0, "gold_clusters": 0}
+        return {**scores(0.0, 0.0), "mentions": 0, "predicted_clusters": 0, "gold_clusters": 0}
     c = c.with_columns(
         pl.col("n").sum().over("p").alias("np"),
         pl.col("n").sum().over("g").alias("ng"),
     )
     precision = float(c.select((pl.col("n") ** 2 / pl.col("np")).sum()).item()) / total
     recall = float(c.select((pl.col("n") ** 2 / pl.col("ng")).sum()).item()) / total
-    return {**_prf(precision, recall), "mentions": total, "predicted_clusters": c["p"].n_unique(),
+    return {**scores(precision, recall), "mentions": total, "predicted_clusters": c["p"].n_unique(),
             "gold_clusters": c["g"].n_unique()}
 
 
