@@ -21,13 +21,22 @@ after_upstream_settles = (
 ).with_label("after upstream settles")
 
 
-@dg.asset(
+def consolidation_asset(deps: list, tables: tuple[str, ...], description: str):
+    """An unpartitioned asset rebuilt from all partitions: DuckDB pool, graph group, settle-then-run automation."""
+    return dg.asset(
+        deps=deps,
+        pool="duckdb",
+        group_name="graph",
+        kinds={"duckdb", "polars"},
+        automation_condition=after_upstream_settles,
+        metadata=table_metadata(*tables),
+        description=description,
+    )
+
+
+@consolidation_asset(
     deps=["documents", "entity_mentions"],
-    pool="duckdb",
-    group_name="graph",
-    kinds={"duckdb", "polars"},
-    automation_condition=after_upstream_settles,
-    metadata=table_metadata("entities", "entity_aliases"),
+    tables=("entities", "entity_aliases"),
     description="Canonical entities (kg.entities) consolidated from every document's mentions; redirects in kg.entity_aliases.",
 )
 def linked_entities(
@@ -94,13 +103,9 @@ def summarize_descriptions(context, entities: pl.DataFrame, mentions: pl.DataFra
     )
 
 
-@dg.asset(
+@consolidation_asset(
     deps=[linked_entities, "local_relations"],
-    pool="duckdb",
-    group_name="graph",
-    kinds={"duckdb", "polars"},
-    automation_condition=after_upstream_settles,
-    metadata=table_metadata("graph_nodes", "graph_edges"),
+    tables=("graph_nodes", "graph_edges"),
     description="The consolidated graph: a node per canonical entity, an edge per (source, target, relation type).",
 )
 def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
@@ -126,13 +131,9 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     )
 
 
-@dg.asset(
+@consolidation_asset(
     deps=[linked_entities, "entity_mentions"],
-    pool="duckdb",
-    group_name="graph",
-    kinds={"duckdb", "polars"},
-    automation_condition=after_upstream_settles,
-    metadata=table_metadata("entity_attributes", "attribute_supersessions"),
+    tables=("entity_attributes", "attribute_supersessions"),
     description="Time-versioned entity attributes (valid_from / valid_until in document time) from every "
     "attribute observation, with each supersession recorded; views entity_attributes_current / _history / _as_of.",
 )
