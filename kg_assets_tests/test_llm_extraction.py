@@ -293,3 +293,26 @@ def test_gleaning_runs_only_where_the_first_answer_asks_for_it(llm_project):
     assert passes.rows() == [(False, 1, passes["n"][0]), (True, 2, passes["n"][1])]
     chunks = project.sql("SELECT count(*) AS n FROM kg.chunks")["n"][0]
     assert project.server.calls == chunks + passes["n"][1] < 2 * chunks
+
+
+def test_extraction_leaves_the_garbage_collector_as_it_found_it(tmp_path):
+    """The engine freezes the objects that exist before a run, so full collections do not rescan them and
+    stall the event loop; afterwards, also when a chunk failed, they must be collectable again."""
+    import gc
+
+    from kg_assets.llm.openai_engine import LLMExtractor, LLMSettings
+    from kg_assets_tests.openai_server import FakeOpenAIServer
+
+    texts = {"c1": "Sarah Chen leads the lab.", "c2": "Broken chunk about Sarah Chen."}
+    chunks = pl.DataFrame({
+        "chunk_id": list(texts), "document_id": ["d1", "d2"], "chunk_index": [0, 0], "text": list(texts.values()),
+        "section_path": [None, None], "content_hash": ["h1", "h2"], "headings": [[], []],
+    }, schema_overrides={"section_path": pl.String, "headings": pl.List(pl.String)})
+    with FakeOpenAIServer(responder=extraction_responder(names={"Sarah Chen": "PERSON"})) as server:
+        server.respond_when("Broken chunk", Reply.error(400, "bad request"))
+        settings = LLMSettings(base_url=server.base_url, api_key="test", cache_path=str(tmp_path / "cache.sqlite"))
+        frozen_before = gc.get_freeze_count()
+        result = LLMExtractor(settings).extract(chunks)
+    assert gc.get_freeze_count() == frozen_before == 0
+    assert dict(result.chunk_status.select("chunk_id", "status").iter_rows()) == {"c1": "ok", "c2": "error"}
+    assert result.mentions.select("chunk_id", "name").rows() == [("c1", "Sarah Chen")]

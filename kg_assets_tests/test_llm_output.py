@@ -7,12 +7,12 @@ import pytest
 
 from kg_assets.core import schemas
 from kg_assets.core.llm_output import (
-    AttributeOut,
+    Attribute,
     ChunkParse,
-    EntityOut,
+    Entity,
     ExtractionOut,
     ParsedOutput,
-    RelationOut,
+    Relation,
     attr_key,
     from_structured,
     merge_passes,
@@ -29,15 +29,15 @@ TEXT = "Dr. Sarah Chen leads the AI team at Quantum Dynamics Lab in Boston. The 
 
 
 def ent(name, etype="PERSON", desc="", gleaning_pass=0):
-    return EntityOut(name=name, type=etype, description=desc).at_pass(gleaning_pass)
+    return Entity(name, etype, desc, gleaning_pass)
 
 
 def rel(src, tgt, kw="", strength=1.0, desc="", gleaning_pass=0):
-    return RelationOut(source=src, target=tgt, keywords=kw, description=desc, strength=strength).at_pass(gleaning_pass)
+    return Relation(src, tgt, kw, desc, strength, gleaning_pass)
 
 
 def att(entity, key, value, confidence=None, gleaning_pass=0):
-    return AttributeOut(entity=entity, key=key, value=value, confidence=confidence).at_pass(gleaning_pass)
+    return Attribute(entity, key, value, confidence, gleaning_pass)
 
 
 # ---------------------------------------------------------------------------------------------- parsing
@@ -174,7 +174,6 @@ def test_gleaning_pass_is_carried_by_records_but_not_in_the_tool_schema():
     assert parsed.entities[0].gleaning_pass == 2 and parsed.relations[0].gleaning_pass == 2
     schema = str(ExtractionOut.model_json_schema())
     assert "gleaning" not in schema
-    assert "gleaning" not in str(parsed.entities[0].model_dump())
 
 
 def test_from_structured_and_lenient_validation():
@@ -191,7 +190,6 @@ def test_from_structured_and_lenient_validation():
     assert parsed.relations[0].keywords == "located in, hq" and parsed.relations[0].strength == 1.0
     assert parsed.attributes[0].value == "2015" and parsed.attributes[0].confidence == 0.9
     assert {r.gleaning_pass for r in parsed.entities + parsed.relations + parsed.attributes} == {1}
-    assert out.entities[0].gleaning_pass == 0  # the instructor response is not mutated
     assert from_structured(ExtractionOut()).nothing_missing
 
 

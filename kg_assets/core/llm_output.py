@@ -7,9 +7,11 @@ Flow for one chunk (the LLM extractor drives it; everything here is pure)::
     clean, stats = sanitize(merge_passes(passes), entity_types=types)
     mentions, relations, attributes = to_frames([ChunkParse(cid, did, text, clean)], extractor=..., ...)
 
-Every record remembers the pass that produced it (``record.gleaning_pass``, a private attribute, so it
-never reaches the tool schema or the model output); set it when parsing (``gleaning_pass=``) or later
-with ``parsed.at_pass(k)``; merging, sanitizing and ``to_frames`` keep it.
+The pydantic models (``ExtractionOut``) are only the structured-output schema and its lenient validation;
+everything after the answer works on plain slotted records (``Entity``, ``Relation``, ``Attribute``),
+which cost a fraction of a validated model per record. Every record remembers the pass that produced it
+(``record.gleaning_pass``, not part of the tool schema); set it when parsing (``gleaning_pass=``) or
+later with ``parsed.at_pass(k)``; merging, sanitizing and ``to_frames`` keep it.
 """
 
 from __future__ import annotations
@@ -18,23 +20,26 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal
 
 import polars as pl
-from pydantic import BaseModel, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from kg_assets.core import schemas
 from kg_assets.core.normalize import normalize_name, normalize_name_expr, stable_hash, with_entity_ids
 
 __all__ = [
     "TYPE_ALIASES",
+    "Attribute",
     "AttributeOut",
     "ChunkParse",
+    "Entity",
     "EntityOut",
     "ExtractionOut",
     "ParsedOutput",
+    "Relation",
     "RelationOut",
     "attr_key",
     "from_structured",
@@ -66,22 +71,7 @@ def _text(v: Any) -> Any:
     return v
 
 
-class _Record(BaseModel):
-    _gleaning_pass: int = PrivateAttr(default=0)
-
-    @property
-    def gleaning_pass(self) -> int:
-        """0 for the first pass, k for the k-th gleaning pass (not part of the schema)."""
-        return self._gleaning_pass
-
-    def at_pass(self, gleaning_pass: int):
-        """A copy tagged with ``gleaning_pass``."""
-        out = self.model_copy()
-        out._gleaning_pass = int(gleaning_pass)
-        return out
-
-
-class EntityOut(_Record):
+class EntityOut(BaseModel):
     name: str = Field(description="As written in the text")
     type: str = Field(description="One of the entity types")
     description: str = Field("", description="One sentence")
@@ -92,7 +82,7 @@ class EntityOut(_Record):
         return _text(v)
 
 
-class RelationOut(_Record):
+class RelationOut(BaseModel):
     source: str = Field(description="Entity name")
     target: str = Field(description="Entity name")
     keywords: str = Field("", description="Short phrases, main first")
@@ -110,7 +100,7 @@ class RelationOut(_Record):
         return 1.0 if v is None or v == "" else v
 
 
-class AttributeOut(_Record):
+class AttributeOut(BaseModel):
     entity: str = Field(description="Entity name")
     key: str = Field(description="snake_case, e.g. employer")
     value: str
@@ -136,11 +126,41 @@ class ExtractionOut(BaseModel):
     more: bool = Field(False, description="true if records remain unlisted")
 
 
+# Records as parsed from an answer. ``gleaning_pass``: 0 for the first pass, k for the k-th gleaning pass.
+
+
+@dataclass(slots=True)
+class Entity:
+    name: str
+    type: str
+    description: str = ""
+    gleaning_pass: int = 0
+
+
+@dataclass(slots=True)
+class Relation:
+    source: str
+    target: str
+    keywords: str = ""
+    description: str = ""
+    strength: float = 1.0
+    gleaning_pass: int = 0
+
+
+@dataclass(slots=True)
+class Attribute:
+    entity: str
+    key: str
+    value: str
+    confidence: float | None = None
+    gleaning_pass: int = 0
+
+
 @dataclass
 class ParsedOutput:
-    entities: list[EntityOut] = field(default_factory=list)
-    relations: list[RelationOut] = field(default_factory=list)
-    attributes: list[AttributeOut] = field(default_factory=list)
+    entities: list[Entity] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+    attributes: list[Attribute] = field(default_factory=list)
     bad_lines: list[str] = field(default_factory=list)
     complete: bool = False  # the terminator was seen (tuple) / the response validated (structured)
     nothing_missing: bool = False  # terminator and no record at all: a gleaning pass may stop
@@ -158,9 +178,9 @@ class ParsedOutput:
     def at_pass(self, gleaning_pass: int) -> ParsedOutput:
         """A copy whose records are all tagged with ``gleaning_pass`` (e.g. for an answer parsed earlier)."""
         return ParsedOutput(
-            entities=[e.at_pass(gleaning_pass) for e in self.entities],
-            relations=[r.at_pass(gleaning_pass) for r in self.relations],
-            attributes=[a.at_pass(gleaning_pass) for a in self.attributes],
+            entities=[replace(e, gleaning_pass=gleaning_pass) for e in self.entities],
+            relations=[replace(r, gleaning_pass=gleaning_pass) for r in self.relations],
+            attributes=[replace(a, gleaning_pass=gleaning_pass) for a in self.attributes],
             bad_lines=list(self.bad_lines),
             complete=self.complete,
             nothing_missing=self.nothing_missing,
@@ -210,7 +230,7 @@ def _number(s: str) -> float | None:
     return v / 100 if pct else v
 
 
-def _parse_record(line: str, gleaning_pass: int) -> tuple[str, _Record, bool] | None:
+def _parse_record(line: str, gleaning_pass: int) -> tuple[str, Entity | Relation | Attribute, bool] | None:
     """One record line to (kind, model, has every optional field), or None when it is malformed."""
     s = line.strip()
     if s.startswith("(") and s.endswith(")"):
@@ -232,7 +252,7 @@ def _parse_record(line: str, gleaning_pass: int) -> tuple[str, _Record, bool] | 
         name, etype, desc = fields
         if not name or not etype:
             return None
-        rec: _Record = EntityOut(name=name, type=etype, description=desc)
+        rec: Entity | Relation | Attribute = Entity(name, etype, desc, gleaning_pass)
     elif kind == "relation":
         src, tgt, kw, desc = fields[:4]
         strength = 1.0
@@ -243,7 +263,7 @@ def _parse_record(line: str, gleaning_pass: int) -> tuple[str, _Record, bool] | 
             strength = parsed
         if not src or not tgt:
             return None
-        rec = RelationOut(source=src, target=tgt, keywords=kw, description=desc, strength=strength)
+        rec = Relation(src, tgt, kw, desc, strength, gleaning_pass)
     else:
         ent, key, value = fields[:3]
         conf = None
@@ -253,8 +273,7 @@ def _parse_record(line: str, gleaning_pass: int) -> tuple[str, _Record, bool] | 
                 return None
         if not ent or not key or not value:
             return None
-        rec = AttributeOut(entity=ent, key=key, value=value, confidence=conf)
-    rec._gleaning_pass = gleaning_pass
+        rec = Attribute(ent, key, value, conf, gleaning_pass)
     return kind, rec, len(fields) == hi
 
 
@@ -304,9 +323,10 @@ def parse_tuples(raw: str, *, gleaning_pass: int = 0) -> ParsedOutput:
 def from_structured(out: ExtractionOut, *, gleaning_pass: int = 0) -> ParsedOutput:
     """A validated instructor response as a ParsedOutput (always complete)."""
     parsed = ParsedOutput(
-        entities=[e.at_pass(gleaning_pass) for e in out.entities],
-        relations=[r.at_pass(gleaning_pass) for r in out.relations],
-        attributes=[a.at_pass(gleaning_pass) for a in out.attributes],
+        entities=[Entity(e.name, e.type, e.description, gleaning_pass) for e in out.entities],
+        relations=[Relation(r.source, r.target, r.keywords, r.description, r.strength, gleaning_pass)
+                   for r in out.relations],
+        attributes=[Attribute(a.entity, a.key, a.value, a.confidence, gleaning_pass) for a in out.attributes],
         complete=True,
         more_requested=out.more,
     )
@@ -514,7 +534,7 @@ def sanitize(
     )
 
     # entities
-    by_key: dict[str, EntityOut] = {}
+    by_key: dict[str, Entity] = {}
     for e in parsed.entities:
         name = _clean_name(e.name)
         key = _name_key(name)
@@ -527,30 +547,26 @@ def sanitize(
             continue
         kept = by_key.get(key)
         if kept is None:
-            rec = EntityOut(name=name, type=etype, description=" ".join(e.description.split()))
-            rec._gleaning_pass = e.gleaning_pass
-            by_key[key] = rec
+            by_key[key] = Entity(name, etype, " ".join(e.description.split()), e.gleaning_pass)
             continue
         stats["merged_entities"] += 1
         if kept.type != etype:
             stats["type_conflicts"] += 1
         kept.description = _join_text(kept.description, " ".join(e.description.split()))
 
-    def endpoint(name: str, gleaning_pass: int) -> EntityOut | None:
+    def endpoint(name: str, gleaning_pass: int) -> Entity | None:
         name = _clean_name(name)
         key = _name_key(name)
         if key is None:
             return None
         hit = by_key.get(key)
         if hit is None and orphan_relations == "add" and "OTHER" in allowed:
-            hit = EntityOut(name=name, type="OTHER", description="")
-            hit._gleaning_pass = gleaning_pass
-            by_key[key] = hit
+            hit = by_key[key] = Entity(name, "OTHER", "", gleaning_pass)
             stats["entities_added"] += 1
         return hit
 
     # relations (orphans may add entities, so they resolve before the entity cap)
-    rel_by_key: dict[tuple[str, str, str], tuple[RelationOut, str, str]] = {}
+    rel_by_key: dict[tuple[str, str, str], tuple[Relation, str, str]] = {}
     for r in parsed.relations:
         src, tgt = endpoint(r.source, r.gleaning_pass), endpoint(r.target, r.gleaning_pass)
         if src is None or tgt is None:
@@ -565,11 +581,7 @@ def sanitize(
         rkey = (skey, tkey, relation_type_from_keywords(kws))
         kept_r = rel_by_key.get(rkey)
         if kept_r is None:
-            rec_r = RelationOut(
-                source=src.name, target=tgt.name, keywords=kws,
-                description=" ".join(r.description.split()), strength=strength,
-            )
-            rec_r._gleaning_pass = r.gleaning_pass
+            rec_r = Relation(src.name, tgt.name, kws, " ".join(r.description.split()), strength, r.gleaning_pass)
             rel_by_key[rkey] = (rec_r, skey, tkey)
             continue
         stats["merged_relations"] += 1
@@ -579,7 +591,7 @@ def sanitize(
         rec_r.description = _join_text(rec_r.description, " ".join(r.description.split()))
 
     # attributes
-    att_by_key: dict[tuple[str, str, str], tuple[AttributeOut, str]] = {}
+    att_by_key: dict[tuple[str, str, str], tuple[Attribute, str]] = {}
     for a in parsed.attributes:
         key_name = attr_key(a.key)
         value = " ".join(_unquote(a.value).split())
@@ -595,9 +607,7 @@ def sanitize(
         akey = (ekey, key_name, value.casefold())
         kept_a = att_by_key.get(akey)
         if kept_a is None:
-            rec_a = AttributeOut(entity=ent.name, key=key_name, value=value, confidence=conf)
-            rec_a._gleaning_pass = a.gleaning_pass
-            att_by_key[akey] = (rec_a, ekey)
+            att_by_key[akey] = (Attribute(ent.name, key_name, value, conf, a.gleaning_pass), ekey)
             continue
         stats["merged_attributes"] += 1
         kept_a[0].confidence = max(kept_a[0].confidence or 0.0, conf)
