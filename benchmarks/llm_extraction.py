@@ -486,6 +486,10 @@ def _f(x, spec=".1f", none="n/a") -> str:
     return none if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
 
 
+def _pct(share: float | None) -> str:
+    return "n/a" if share is None else f"{100 * share:.0f}%"
+
+
 def _num(value) -> str:
     return "–" if value is None else f"{value:.0f}"
 
@@ -502,8 +506,8 @@ def report(rows: list[dict], args) -> str:
         lat = r["client_latency_ms"]
         out.append(
             f"| {r['latency_s']:g} | {r['n']} | {r['wall_s']:.1f} | {r['chunks_per_s']:.1f} "
-            f"| {_f(r.get('ceiling_1'), '.0f', '∞')} | {_f(100 * r['share_of_1'] if 'share_of_1' in r else None, '.0f')}% "
-            f"| {_f(r.get('ceiling_k'), '.0f', '∞')} | {_f(100 * r['share_of_k'] if 'share_of_k' in r else None, '.0f')}% "
+            f"| {_f(r.get('ceiling_1'), '.0f', '∞')} | {_pct(r.get('share_of_1'))} "
+            f"| {_f(r.get('ceiling_k'), '.0f', '∞')} | {_pct(r.get('share_of_k'))} "
             f"| {r['calls_per_chunk']:.2f} | {pt['both_mean']:.0f} | {r['completion_tokens_per_chunk']:.0f} "
             f"| {_f(lat['mean'], '.0f')} / {_f(lat['p95'], '.0f')} | {_f(r['mean_in_flight'], '.1f')} / {r['peak_in_flight']} | {r['peak_rss_mb']:.0f} "
             f"| {r['cpu_user_s'] + r['cpu_sys_s']:.1f} | {r['server_cpu_s']:.1f} "

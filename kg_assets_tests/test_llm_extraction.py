@@ -1,5 +1,7 @@
 """LLM extraction end to end through Dagster, against a real local OpenAI-compatible HTTP server."""
 
+import json
+
 import polars as pl
 import pytest
 
@@ -25,6 +27,12 @@ def test_extraction_runs_through_dagster_in_both_formats(llm_project, fmt):
     server = project.server
     if fmt == "structured":
         assert all(r.get("tools") for r in server.requests), "instructor sends the schema as a tool"
+        tools = {json.dumps(r["tools"], sort_keys=True) for r in server.requests}
+        assert len(tools) == 1, "one schema for every request"
+        (tool,) = json.loads(tools.pop())
+        assert tool["function"]["name"] == "ExtractionOut"
+        assert set(tool["function"]["parameters"]["properties"]) == {"entities", "relations", "attributes", "more"}
+        assert "gleaning" not in json.dumps(tool)
     else:
         assert not any(r.get("tools") for r in server.requests)
     mentions = project.sql("SELECT DISTINCT name, entity_type, extractor FROM kg.entity_mentions")
