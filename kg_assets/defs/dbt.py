@@ -22,8 +22,17 @@ def dbt_resource() -> DbtCliResource:
     return DbtCliResource(project_dir=dbt_project, dbt_executable=str(beside) if beside.exists() else "dbt")
 
 
-if not dbt_project.manifest_path.exists():
-    # `dbt parse` runs offline in seconds; outside `dagster dev` nothing else would prepare the manifest.
+def _manifest_is_stale() -> bool:
+    if not dbt_project.manifest_path.exists():
+        return True
+    built = dbt_project.manifest_path.stat().st_mtime
+    sources = [*DBT_DIR.glob("*.yml"), *(DBT_DIR / "models").rglob("*.sql"), *(DBT_DIR / "models").rglob("*.yml")]
+    return any(path.stat().st_mtime > built for path in sources)
+
+
+if _manifest_is_stale():
+    # `dbt parse` runs offline in seconds; outside `dagster dev` nothing else would prepare the manifest, and
+    # a manifest older than the project would give Dagster assets and checks the project no longer has.
     dbt_resource().cli(["parse", "--quiet"], target_path=dbt_project.target_path).wait()
 
 # kg source tables -> the asset that writes them, so lineage runs from documents to the marts.
