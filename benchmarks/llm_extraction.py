@@ -182,8 +182,8 @@ def worker(cfg: dict) -> dict:
 
     import polars as pl
 
-    import kg_assets.llm.openai_engine as eng
-    from kg_assets.llm.cache import LLMCache
+    import kg_assets.extractors.llm.engine as eng
+    from kg_assets.extractors.llm.cache import LLMCache
 
     chunks = pl.read_parquet(cfg["parquet"]).head(cfg["n"])
     timers: dict[str, list[float]] = {}  # name -> [seconds, calls]
@@ -334,7 +334,7 @@ def bare_client(cfg: dict) -> dict:
     import openai
     import polars as pl
 
-    from kg_assets.core.prompts import build_gleaning_messages, build_messages
+    from kg_assets.core.extraction.prompts import build_gleaning_messages, build_messages
 
     chunks = pl.read_parquet(cfg["parquet"]).head(cfg["n"])
     requests = []
@@ -382,7 +382,7 @@ def run_worker(cfg: dict) -> dict:
 # ---- one configuration ----------------------------------------------------------------------------
 
 def measure(latency: float, args, parquet: Path, lookup: dict, workdir: Path) -> dict:
-    from kg_assets.core.prompts import count_message_tokens
+    from kg_assets.core.extraction.prompts import count_message_tokens
     from kg_assets_tests.openai_server import FakeOpenAIServer, prompt_tokens_of
     from kg_assets_tests.scripted_llm import chunk_text, is_gleaning
 
@@ -593,7 +593,7 @@ def main(argv: list[str] | None = None) -> int:
         "created_at": datetime.now(UTC).isoformat(), "argv": argv, "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "cache_dir": str(args.cache_dir or tempfile.gettempdir()),
-        "engine_sha256": hashlib.sha256((ROOT / "kg_assets/llm/openai_engine.py").read_bytes()).hexdigest()[:16],
+        "engine_sha256": hashlib.sha256((ROOT / "kg_assets/extractors/llm/engine.py").read_bytes()).hexdigest()[:16],
         "ceiling_formula": "chunks/s <= concurrency / (calls_per_chunk * latency_s); issue's figure: concurrency / latency_s",
         "rows": rows, "table": table,
     }

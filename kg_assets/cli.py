@@ -152,8 +152,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     import polars as pl
 
     from kg_assets.core.chunking import chunk_documents
-    from kg_assets.core.prompts import build_gleaning_messages, count_message_tokens
-    from kg_assets.llm.cache import LLMCache
+    from kg_assets.core.extraction.prompts import build_gleaning_messages, count_message_tokens
+    from kg_assets.extractors.llm.cache import LLMCache
 
     resources = _resources()
     extractor = resources.extractor.model_copy(update={"engine": "llm", **({"model": args.model} if args.model else {})})

@@ -5,7 +5,7 @@ import json
 import polars as pl
 import pytest
 
-from kg_assets.core.prompts import PROMPT_VERSION
+from kg_assets.core.extraction.prompts import PROMPT_VERSION
 from kg_assets_tests.openai_server import Reply
 from kg_assets_tests.scripted_llm import SAMPLE_NAMES, chunk_text, extraction_responder, is_gleaning
 
@@ -205,7 +205,7 @@ def test_cancelling_a_run_stops_llm_calls_writes_nothing_and_the_rerun_pays_only
     import time
     from pathlib import Path
 
-    from kg_assets.llm.cache import LLMCache
+    from kg_assets.extractors.llm.cache import LLMCache
 
     project = llm_project
     normal = extraction_responder()
@@ -308,7 +308,7 @@ def test_extraction_leaves_the_garbage_collector_as_it_found_it(tmp_path):
     stall the event loop; afterwards, also when a chunk failed, they must be collectable again."""
     import gc
 
-    from kg_assets.llm.openai_engine import LLMExtractor, LLMSettings
+    from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
     from kg_assets_tests.openai_server import FakeOpenAIServer
 
     texts = {"c1": "Sarah Chen leads the lab.", "c2": "Broken chunk about Sarah Chen."}

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from kg_assets.core import schemas
-from kg_assets.core.llm_output import (
+from kg_assets.core.extraction.sanitize import (
     Attribute,
     ChunkParse,
     Entity,
@@ -22,7 +22,7 @@ from kg_assets.core.llm_output import (
     to_frames,
 )
 from kg_assets.core.normalize import entity_id, normalize_name, stable_hash
-from kg_assets.core.prompts import DEFAULT_ENTITY_TYPES as TYPES
+from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES as TYPES
 
 D = "<|#|>"
 TEXT = "Dr. Sarah Chen leads the AI team at Quantum Dynamics Lab in Boston. The lab was founded in 2015."
@@ -428,7 +428,7 @@ def test_to_frames_ids_follow_the_shared_normalization():
     lab = entity_id("ORGANIZATION", "QUANTUM_DYNAMICS_LAB")
     assert lab in mentions["entity_id"].to_list()
     # the heuristic extractor's ids meet these ones: same type + normalized name, same entity
-    from kg_assets.llm.heuristic import HeuristicExtractor
+    from kg_assets.extractors.heuristic import HeuristicExtractor
 
     chunks = pl.DataFrame({"chunk_id": ["c"], "document_id": ["d"], "text": [TEXT], "section_path": [None], "content_hash": ["h"]})
     heuristic_ids = set(HeuristicExtractor().extract(chunks).mentions["entity_id"].to_list())

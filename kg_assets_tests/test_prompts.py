@@ -5,8 +5,8 @@ from __future__ import annotations
 import bpe_openai
 import pytest
 
-from kg_assets.core.llm_output import parse_tuples
-from kg_assets.core.prompts import (
+from kg_assets.core.extraction.sanitize import parse_tuples
+from kg_assets.core.extraction.prompts import (
     COMPLETE,
     DEFAULT_ENTITY_TYPES,
     MAX_FAILED_LINES,
@@ -250,7 +250,7 @@ def test_prompt_hash_is_a_stable_cache_key():
 
 
 def test_prompt_hash_covers_the_prompt_version(monkeypatch):
-    from kg_assets.core import prompts
+    from kg_assets.core.extraction import prompts
 
     msgs = build_messages("Alice met Bob.", fmt="tuple")
     before = prompt_hash(msgs, "m", {})

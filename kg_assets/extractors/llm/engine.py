@@ -28,7 +28,7 @@ from aiolimiter import AsyncLimiter
 from pydantic import ConfigDict
 
 from kg_assets.core import schemas
-from kg_assets.core.llm_output import (
+from kg_assets.core.extraction.sanitize import (
     ChunkParse,
     ExtractionOut,
     ParsedOutput,
@@ -38,7 +38,7 @@ from kg_assets.core.llm_output import (
     sanitize,
     to_frames,
 )
-from kg_assets.core.prompts import (
+from kg_assets.core.extraction.prompts import (
     DEFAULT_ENTITY_TYPES,
     PROMPT_VERSION,
     build_gleaning_messages,
@@ -46,8 +46,8 @@ from kg_assets.core.prompts import (
     count_message_tokens,
     prompt_hash,
 )
-from kg_assets.llm.base import ExtractionResult
-from kg_assets.llm.cache import LLMCache
+from kg_assets.extractors.base import ExtractionResult
+from kg_assets.extractors.llm.cache import LLMCache
 
 OutputFormat = Literal["tuple", "structured"]
 

@@ -10,10 +10,10 @@ Two output formats share one set of rules:
         attribute<|#|>ENTITY<|#|>KEY<|#|>VALUE<|#|>CONFIDENCE
 
     Line-oriented, so a truncated or partly malformed answer still yields its good lines
-    (:func:`kg_assets.core.llm_output.parse_tuples`).
+    (:func:`kg_assets.core.extraction.sanitize.parse_tuples`).
 ``structured``
     Function calling through instructor; the JSON schema comes from
-    :class:`kg_assets.core.llm_output.ExtractionOut`, the prompt only names the fields.
+    :class:`kg_assets.core.extraction.sanitize.ExtractionOut`, the prompt only names the fields.
 
 Gleaning (a second pass for missed records) is a *fresh* request, not a replay of the first
 conversation: same system prompt, the text, a compact list of the entities already found and the

@@ -146,9 +146,9 @@ from datetime import UTC, datetime
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.prompts import DEFAULT_ENTITY_TYPES
+from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES
 from kg_assets.core.normalize import normalize_name_expr, stable_hash, with_entity_ids
-from kg_assets.llm.base import ExtractionResult
+from kg_assets.extractors.base import ExtractionResult
 
 __all__ = ["DEFAULT_ENTITY_TYPES", "HeuristicExtractor", "split_sentences"]
 
