@@ -213,7 +213,7 @@ def worker(cfg: dict) -> dict:
         for name, group in [("parse_tuples", "parse answer"), ("from_structured", "parse answer"),
                             ("build_messages", "build prompt"), ("build_gleaning_messages", "build prompt"),
                             ("prompt_hash", "hash prompt (cache key)"), ("merge_passes", "merge_passes"),
-                            ("sanitize", "sanitize"), ("to_frames", "to_frames")]:
+                            ("sanitize", "sanitize"), ("row_records", "rows"), ("build_rows", "rows")]:
             setattr(eng, name, timed(group, getattr(eng, name)))
         for name in ("get", "put", "log_call", "forget"):
             setattr(LLMCache, name, timed(f"sqlite cache.{name}", getattr(LLMCache, name)))
@@ -335,11 +335,13 @@ def bare_client(cfg: dict) -> dict:
     import polars as pl
 
     from kg_assets.core.extraction.prompts import build_gleaning_messages, build_messages
+    from kg_assets.extractors.llm.engine import LLMSettings
 
     chunks = pl.read_parquet(cfg["parquet"]).head(cfg["n"])
     requests = []
     for row in chunks.iter_rows(named=True):
-        kw = {"fmt": "tuple", "section_path": row["section_path"], "headings": row["headings"] or ()}
+        kw = {"fmt": "tuple", "max_attributes": LLMSettings().max_attributes, "section_path": row["section_path"],
+              "headings": row["headings"] or ()}
         requests.append(build_messages(row["text"], **kw))
         if cfg.get("gleaning") == "always":  # with "auto" these answers never ask for a gleaning pass
             requests.append(build_gleaning_messages(row["text"], found_entities=[], **kw))

@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+import json
 from typing import Protocol
 
 import polars as pl
 
-from kg_assets.core import schemas
+from kg_assets.core.extraction.rows import ExtractionResult
 
-
-@dataclass(frozen=True)
-class ExtractionResult:
-    """Frames conforming to ENTITY_MENTIONS, LOCAL_RELATIONS, CHUNK_EXTRACTIONS, ATTRIBUTE_OBSERVATIONS."""
-
-    mentions: pl.DataFrame
-    relations: pl.DataFrame
-    chunk_status: pl.DataFrame
-    attributes: pl.DataFrame = field(default_factory=lambda: schemas.empty(schemas.ATTRIBUTE_OBSERVATIONS))
-    calls: pl.DataFrame = field(default_factory=lambda: schemas.empty(schemas.LLM_CALLS))  # LLM requests and cache hits
-
-    @classmethod
-    def empty(cls) -> ExtractionResult:
-        return cls(
-            schemas.empty(schemas.ENTITY_MENTIONS),
-            schemas.empty(schemas.LOCAL_RELATIONS),
-            schemas.empty(schemas.CHUNK_EXTRACTIONS),
-        )
+__all__ = ["ExtractionResult", "Extractor", "settings_digest"]
 
 
 class Extractor(Protocol):
@@ -37,5 +21,12 @@ class Extractor(Protocol):
         """Extract from a frame with at least chunk_id, document_id, text, section_path, content_hash.
 
         Must never raise for one bad chunk: a failing chunk gets a status row with status='error'.
+        Rows are made by :func:`kg_assets.core.extraction.rows.build_rows`, so ids follow one rule.
         """
         ...
+
+
+def settings_digest(**settings: object) -> str:
+    """Six hex digits of sha256 over the settings that change an extractor's output (part of its version)."""
+    canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=list)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:6]

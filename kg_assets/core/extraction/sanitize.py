@@ -1,17 +1,9 @@
-"""LLM extraction output: pydantic models, tuple parsing with partial recovery, sanitizing, frames.
+"""Sanitizing one chunk's parsed answer: types, names, endpoints, duplicates, bounds and caps.
 
-Flow for one chunk (the LLM extractor drives it; everything here is pure)::
-
-    passes = [parse_tuples(raw0)]                      # or from_structured(out0)
-    passes.append(parse_tuples(raw1, gleaning_pass=1))  # unless passes[-1] said nothing_missing
-    clean, stats = sanitize(merge_passes(passes), entity_types=types)
-    mentions, relations, attributes = to_frames([ChunkParse(cid, did, text, clean)], extractor=..., ...)
-
-The pydantic models (``ExtractionOut``) are only the structured-output schema and its lenient validation;
-everything after the answer works on plain slotted records (``Entity``, ``Relation``, ``Attribute``),
-which cost a fraction of a validated model per record. Every record remembers the pass that produced it
-(``record.gleaning_pass``, not part of the tool schema); set it when parsing (``gleaning_pass=``) or
-later with ``parsed.at_pass(k)``; merging, sanitizing and ``to_frames`` keep it.
+Pure functions over the records of :mod:`kg_assets.core.extraction.records`. The LLM engine runs
+:func:`sanitize` once per chunk on its merged passes, then :func:`row_records` resolves the names the
+model wrote to the chunk's entities and finds them in the text, for the row builder
+(:mod:`kg_assets.core.extraction.rows`).
 """
 
 from __future__ import annotations
@@ -20,337 +12,17 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
-import polars as pl
-from pydantic import BaseModel, Field, field_validator
+from kg_assets.core.extraction.records import Attribute, Entity, ParsedOutput, Relation
+from kg_assets.core.extraction.rows import MentionRecord, ObservationRecord, RelationRecord
+from kg_assets.core.extraction.tuple_format import unquote
+from kg_assets.core.normalize import normalize_name
 
-from kg_assets.core import schemas
-from kg_assets.core.normalize import normalize_name, normalize_name_expr, stable_hash, with_entity_ids
-
-__all__ = [
-    "TYPE_ALIASES",
-    "Attribute",
-    "AttributeOut",
-    "ChunkParse",
-    "Entity",
-    "EntityOut",
-    "ExtractionOut",
-    "ParsedOutput",
-    "Relation",
-    "RelationOut",
-    "attr_key",
-    "from_structured",
-    "merge_passes",
-    "parse_tuples",
-    "relation_type_from_keywords",
-    "sanitize",
-    "to_frames",
-]
-
-MAX_DESCRIPTION_CHARS = 500  # merged descriptions are joined up to this length
+MAX_CHUNK_DESCRIPTION_CHARS = 500  # one chunk's descriptions of an entity or relation, joined up to this length
 MAX_KEYWORDS = 8
 MAX_NAME_CHARS = 120  # longer "names" are sentences, not entities
-
-
-# --------------------------------------------------------------------------------------------------
-# Models (instructor response model)
-
-
-def _text(v: Any) -> Any:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, int | float):
-        return str(v)
-    if isinstance(v, list):
-        return ", ".join(str(x) for x in v if x is not None)
-    return v
-
-
-class EntityOut(BaseModel):
-    name: str = Field(description="As written in the text")
-    type: str = Field(description="One of the entity types")
-    description: str = Field("", description="One sentence")
-
-    @field_validator("name", "type", "description", mode="before")
-    @classmethod
-    def _coerce_text(cls, v: Any) -> Any:
-        return _text(v)
-
-
-class RelationOut(BaseModel):
-    source: str = Field(description="Entity name")
-    target: str = Field(description="Entity name")
-    keywords: str = Field("", description="Short phrases, main first")
-    description: str = ""
-    strength: float = Field(1.0, description="0-1")
-
-    @field_validator("source", "target", "keywords", "description", mode="before")
-    @classmethod
-    def _coerce_text(cls, v: Any) -> Any:
-        return _text(v)
-
-    @field_validator("strength", mode="before")
-    @classmethod
-    def _strength(cls, v: Any) -> Any:
-        return 1.0 if v is None or v == "" else v
-
-
-class AttributeOut(BaseModel):
-    entity: str = Field(description="Entity name")
-    key: str = Field(description="snake_case, e.g. employer")
-    value: str
-    confidence: float | None = Field(None, description="0-1")
-
-    @field_validator("entity", "key", "value", mode="before")
-    @classmethod
-    def _coerce_text(cls, v: Any) -> Any:
-        return _text(v)
-
-    @field_validator("confidence", mode="before")
-    @classmethod
-    def _confidence(cls, v: Any) -> Any:
-        return None if v == "" else v
-
-
-class ExtractionOut(BaseModel):
-    """Entities, relations and attribute facts of one text."""
-
-    entities: list[EntityOut] = Field(default_factory=list)
-    relations: list[RelationOut] = Field(default_factory=list)
-    attributes: list[AttributeOut] = Field(default_factory=list)
-    more: bool = Field(False, description="true if records remain unlisted")
-
-
-# Records as parsed from an answer. ``gleaning_pass``: 0 for the first pass, k for the k-th gleaning pass.
-
-
-@dataclass(slots=True)
-class Entity:
-    name: str
-    type: str
-    description: str = ""
-    gleaning_pass: int = 0
-
-
-@dataclass(slots=True)
-class Relation:
-    source: str
-    target: str
-    keywords: str = ""
-    description: str = ""
-    strength: float = 1.0
-    gleaning_pass: int = 0
-
-
-@dataclass(slots=True)
-class Attribute:
-    entity: str
-    key: str
-    value: str
-    confidence: float | None = None
-    gleaning_pass: int = 0
-
-
-@dataclass
-class ParsedOutput:
-    entities: list[Entity] = field(default_factory=list)
-    relations: list[Relation] = field(default_factory=list)
-    attributes: list[Attribute] = field(default_factory=list)
-    bad_lines: list[str] = field(default_factory=list)
-    complete: bool = False  # the terminator was seen (tuple) / the response validated (structured)
-    nothing_missing: bool = False  # terminator and no record at all: a gleaning pass may stop
-    more_requested: bool = False  # the model said records remain (<|CONTINUE|> / more=true)
-
-    @property
-    def needs_gleaning(self) -> bool:
-        """A follow-up pass is needed: the answer was cut, had unparseable records, or said more remain."""
-        return self.more_requested or not self.complete or bool(self.bad_lines)
-
-    @property
-    def record_count(self) -> int:
-        return len(self.entities) + len(self.relations) + len(self.attributes)
-
-    def at_pass(self, gleaning_pass: int) -> ParsedOutput:
-        """A copy whose records are all tagged with ``gleaning_pass`` (e.g. for an answer parsed earlier)."""
-        return ParsedOutput(
-            entities=[replace(e, gleaning_pass=gleaning_pass) for e in self.entities],
-            relations=[replace(r, gleaning_pass=gleaning_pass) for r in self.relations],
-            attributes=[replace(a, gleaning_pass=gleaning_pass) for a in self.attributes],
-            bad_lines=list(self.bad_lines),
-            complete=self.complete,
-            nothing_missing=self.nothing_missing,
-            more_requested=self.more_requested,
-        )
-
-
-# --------------------------------------------------------------------------------------------------
-# Tuple parsing
-
-_DELIM_RE = re.compile(r"<\|#\|>|<\|>|\|#\|")
-_COMPLETE_RE = re.compile(r"<\|\s*(COMPLETE|CONTINUE)\s*\|>", re.IGNORECASE)
-_KIND_START = r"\(?\s*[\"'`]?\s*(?:entity|relation(?:ship)?|attribute)\b"
-_RECORD_SPLIT_RE = re.compile(r"##(?=\s*(?:" + _KIND_START + r"|<\|\s*COMPLETE|$))", re.IGNORECASE)
-_LINE_PREFIX_RE = re.compile(r"^\s*(?:(?:\d{1,4}\s*[.):]|[-*•>])\s*|#{1,6}\s+)")
-_KIND_RE = re.compile(  # a record kind followed by some field separator: a failed record, not prose
-    r"^\s*\(?\s*[\"'`]?(?:entity|relation(?:ship)?|attribute)[\"'`]?\s*(?:<|\||\t|,)", re.IGNORECASE
-)
-_PIPE_RE = re.compile(r"^\s*[\"'`]?(?:entity|relation(?:ship)?|attribute)[\"'`]?\s*\|", re.IGNORECASE)
-_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "«": "»"}
-_KINDS = {"entity": "entity", "relation": "relation", "relationship": "relation", "attribute": "attribute"}
-# field counts after the kind: (required, maximum)
-_ARITY = {"entity": (3, 3), "relation": (4, 5), "attribute": (3, 4)}
-_BUCKET = {
-    "entity": lambda p: p.entities,
-    "relation": lambda p: p.relations,
-    "attribute": lambda p: p.attributes,
-}
-
-
-def _unquote(s: str) -> str:
-    s = s.strip()
-    while len(s) >= 2 and _QUOTES.get(s[0]) == s[-1]:
-        s = s[1:-1].strip()
-    return s
-
-
-def _number(s: str) -> float | None:
-    s = s.strip().rstrip(".")
-    pct = s.endswith("%")
-    try:
-        v = float(s[:-1] if pct else s)
-    except ValueError:
-        return None
-    if not math.isfinite(v):
-        return None
-    return v / 100 if pct else v
-
-
-def _parse_record(line: str, gleaning_pass: int) -> tuple[str, Entity | Relation | Attribute, bool] | None:
-    """One record line to (kind, model, has every optional field), or None when it is malformed."""
-    s = line.strip()
-    if s.startswith("(") and s.endswith(")"):
-        s = s[1:-1]
-    parts = _DELIM_RE.split(s)
-    if len(parts) == 1 and _PIPE_RE.match(s):
-        parts = s.split("|")
-    parts = [_unquote(p) for p in parts]
-    while len(parts) > 1 and not parts[-1]:
-        parts.pop()  # a trailing delimiter
-    kind = _KINDS.get(parts[0].lower())
-    if kind is None:
-        return None
-    fields = parts[1:]
-    lo, hi = _ARITY[kind]
-    if not lo <= len(fields) <= hi:
-        return None
-    if kind == "entity":
-        name, etype, desc = fields
-        if not name or not etype:
-            return None
-        rec: Entity | Relation | Attribute = Entity(name, etype, desc, gleaning_pass)
-    elif kind == "relation":
-        src, tgt, kw, desc = fields[:4]
-        strength = 1.0
-        if len(fields) == 5:
-            parsed = _number(fields[4])
-            if parsed is None:
-                return None
-            strength = parsed
-        if not src or not tgt:
-            return None
-        rec = Relation(src, tgt, kw, desc, strength, gleaning_pass)
-    else:
-        ent, key, value = fields[:3]
-        conf = None
-        if len(fields) == 4:
-            conf = _number(fields[3])
-            if conf is None:
-                return None
-        if not ent or not key or not value:
-            return None
-        rec = Attribute(ent, key, value, conf, gleaning_pass)
-    return kind, rec, len(fields) == hi
-
-
-def parse_tuples(raw: str, *, gleaning_pass: int = 0) -> ParsedOutput:
-    """Parse a tuple-format answer line by line, keeping every valid record.
-
-    Tolerated: surrounding whitespace, list numbering or bullets, Markdown code fences, quotes or
-    parentheses around fields/records, ``<|>`` and ``|#|`` delimiter variants, records separated by
-    ``##`` on one line, the terminator on the last record's line. Malformed record lines (wrong field
-    count, unknown kind, empty name, unparseable strength/confidence) go to ``bad_lines``; prose lines
-    without any delimiter are ignored. Without a terminator, a relation/attribute on a last line that
-    does not end with a newline and lacks its optional trailing field (strength, confidence) is treated
-    as cut off (bad): the answer was probably truncated by the token limit. A valid last entity line is
-    kept (its name and type are whole). Parsing stops at ``<|COMPLETE|>``.
-    """
-    out = ParsedOutput()
-    if not raw:
-        return out
-    m = _COMPLETE_RE.search(raw)
-    body = raw[: m.start()] if m else raw
-    out.complete = m is not None
-    out.more_requested = m is not None and m.group(1).upper() == "CONTINUE"
-    lines = body.splitlines()
-    cut_off = not out.complete and bool(lines) and not raw.endswith(("\n", "\r"))
-    for li, line in enumerate(lines):
-        if not line.strip() or line.lstrip().startswith("```"):
-            continue
-        line = _LINE_PREFIX_RE.sub("", line, count=1)
-        pieces = [p for p in _RECORD_SPLIT_RE.split(line) if p.strip()]
-        for pi, piece in enumerate(pieces):
-            piece = piece.strip()
-            is_record_like = _DELIM_RE.search(piece) is not None or _KIND_RE.match(piece) is not None
-            if not is_record_like:
-                continue  # prose ("Here are the entities:") is not a failed record
-            parsed = _parse_record(piece, gleaning_pass)
-            if parsed is not None and not parsed[2] and cut_off and li == len(lines) - 1 and pi == len(pieces) - 1:
-                parsed = None  # the answer stopped inside this record: a field may be cut
-            if parsed is None:
-                out.bad_lines.append(piece)
-                continue
-            kind, rec, _ = parsed
-            _BUCKET[kind](out).append(rec)
-    out.nothing_missing = out.complete and out.record_count == 0 and not out.bad_lines and not out.more_requested
-    return out
-
-
-def from_structured(out: ExtractionOut, *, gleaning_pass: int = 0) -> ParsedOutput:
-    """A validated instructor response as a ParsedOutput (always complete)."""
-    parsed = ParsedOutput(
-        entities=[Entity(e.name, e.type, e.description, gleaning_pass) for e in out.entities],
-        relations=[Relation(r.source, r.target, r.keywords, r.description, r.strength, gleaning_pass)
-                   for r in out.relations],
-        attributes=[Attribute(a.entity, a.key, a.value, a.confidence, gleaning_pass) for a in out.attributes],
-        complete=True,
-        more_requested=out.more,
-    )
-    parsed.nothing_missing = parsed.record_count == 0 and not out.more
-    return parsed
-
-
-def merge_passes(outputs: Sequence[ParsedOutput]) -> ParsedOutput:
-    """Concatenate the passes of one chunk in order (records keep their own gleaning_pass).
-
-    ``complete`` is whether every pass was complete; ``nothing_missing`` is the last pass's flag.
-    """
-    merged = ParsedOutput(complete=bool(outputs) and all(o.complete for o in outputs))
-    for o in outputs:
-        merged.entities.extend(o.entities)
-        merged.relations.extend(o.relations)
-        merged.attributes.extend(o.attributes)
-        merged.bad_lines.extend(o.bad_lines)
-    merged.nothing_missing = bool(outputs) and outputs[-1].nothing_missing
-    return merged
-
-
-# --------------------------------------------------------------------------------------------------
-# Sanitizing
 
 TYPE_ALIASES: dict[str, str] = {
     "ORG": "ORGANIZATION",
@@ -393,7 +65,7 @@ PRONOUNS = frozenset(
     one ones""".split()
 )
 
-_normalize = lru_cache(maxsize=100_000)(normalize_name)  # names repeat across passes and records
+_normalized = lru_cache(maxsize=100_000)(normalize_name)  # names repeat across passes, records and chunks
 _SNAKE_RE = re.compile(r"[^0-9a-z]+")
 _KW_SPLIT_RE = re.compile(r"[,;|/]")
 
@@ -420,17 +92,17 @@ def relation_type_from_keywords(keywords: str | None) -> str:
 
 
 def _clean_name(name: str) -> str:
-    return " ".join(_unquote(name).split())
+    return " ".join(unquote(name).split())
 
 
 def _name_key(name: str) -> str | None:
     """Normalized key of a usable entity name, None for empty, pronoun or overlong names."""
     if not name or len(name) > MAX_NAME_CHARS or name.casefold() in PRONOUNS:
         return None
-    return _normalize(name) or None
+    return _normalized(name) or None
 
 
-def _join_text(current: str, new: str, limit: int = MAX_DESCRIPTION_CHARS) -> str:
+def _join_text(current: str, new: str, limit: int = MAX_CHUNK_DESCRIPTION_CHARS) -> str:
     new = new.strip()
     if not new:
         return current
@@ -489,7 +161,7 @@ SANITIZE_STATS = (
 
 
 def _resolve_type(raw: str, allowed: set[str], unknown_types: str, stats: dict[str, int]) -> str | None:
-    t = re.sub(r"[\s\-]+", "_", _unquote(raw).strip().upper()).strip("_")
+    t = re.sub(r"[\s\-]+", "_", unquote(raw).strip().upper()).strip("_")
     if t in allowed:
         return t
     for cand in (TYPE_ALIASES.get(t), t[:-1] if t.endswith("S") else None, TYPE_ALIASES.get(t[:-1])):
@@ -577,7 +249,7 @@ def sanitize(
             continue
         strength = _unit(r.strength, 1.0, stats)
         kws = _union_keywords(r.keywords, "")
-        skey, tkey = _normalize(src.name), _normalize(tgt.name)
+        skey, tkey = _normalized(src.name), _normalized(tgt.name)
         rkey = (skey, tkey, relation_type_from_keywords(kws))
         kept_r = rel_by_key.get(rkey)
         if kept_r is None:
@@ -594,7 +266,7 @@ def sanitize(
     att_by_key: dict[tuple[str, str, str], tuple[Attribute, str]] = {}
     for a in parsed.attributes:
         key_name = attr_key(a.key)
-        value = " ".join(_unquote(a.value).split())
+        value = " ".join(unquote(a.value).split())
         if not key_name or not value:
             stats["dropped_attributes"] += 1
             continue
@@ -603,7 +275,7 @@ def sanitize(
             stats["orphan_attributes_dropped"] += 1
             continue
         conf = _unit(a.confidence, default_confidence, stats)
-        ekey = _normalize(ent.name)
+        ekey = _normalized(ent.name)
         akey = (ekey, key_name, value.casefold())
         kept_a = att_by_key.get(akey)
         if kept_a is None:
@@ -635,17 +307,7 @@ def sanitize(
 
 
 # --------------------------------------------------------------------------------------------------
-# Frames
-
-
-@dataclass(frozen=True)
-class ChunkParse:
-    """One chunk's (sanitized) output with the chunk it came from; records carry their gleaning pass."""
-
-    chunk_id: str
-    document_id: str
-    chunk_text: str
-    parsed: ParsedOutput
+# Records for the row builder
 
 
 def _find_span(text: str, name: str) -> tuple[int, int] | None:
@@ -666,144 +328,35 @@ def _find_span(text: str, name: str) -> tuple[int, int] | None:
     return (m.start(), m.end()) if m else None
 
 
-def _frame(cols: dict[str, list], schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    return pl.DataFrame(cols, schema={k: schema[k] for k in cols})
+def row_records(
+    parsed: ParsedOutput, chunk_text: str | None
+) -> tuple[list[MentionRecord], list[RelationRecord], list[ObservationRecord]]:
+    """One chunk's (sanitized) answer as records for the row builder.
 
-
-def to_frames(
-    results: Sequence[ChunkParse],
-    *,
-    extractor: str,
-    extractor_version: str,
-    mention_confidence: float | None = None,
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """Mentions (ENTITY_MENTIONS), local relations (LOCAL_RELATIONS), attribute observations.
-
-    Ids: entity_id = entity_id(type, normalize_name(name)) hashed once per distinct pair;
-    mention_id = "mention_" + stable_hash(chunk_id, entity_id) (one mention per entity and chunk, the
-    first wins); relation_id = "relation_" + stable_hash(chunk_id, source_id, target_id, relation_type);
-    observation_id = "observation_" + stable_hash(chunk_id, entity_id, attr_key, value). Relation
-    endpoints and attribute entities resolve by normalized name to the chunk's own entities (first
-    entity with that name); unresolved ones and self-relations are skipped. Offsets are the first
-    case-insensitive occurrence of the name in the chunk text, else null. LLM entities carry no
-    confidence: mentions get ``mention_confidence`` (null by default).
+    Each entity is a mention spanning the first case-insensitive occurrence of its name in the chunk
+    text (no span when the name does not occur); models give no confidence for entities. Relation
+    endpoints and attribute entities are resolved by normalized name to the first entity with that
+    name; unresolved ones are skipped. Relation types come from the keywords
+    (:func:`relation_type_from_keywords`), attribute keys are snake_cased (:func:`attr_key`).
     """
-    # one normalization of every distinct surface string
-    surface: set[str] = set()
-    for res in results:
-        p = res.parsed
-        surface.update(e.name for e in p.entities)
-        surface.update(r.source for r in p.relations)
-        surface.update(r.target for r in p.relations)
-        surface.update(a.entity for a in p.attributes)
-    names = sorted(surface)
-    norm_frame = pl.DataFrame({"name": names}, schema={"name": pl.String}).with_columns(
-        normalize_name_expr(pl.col("name")).alias("normalized_name")
-    )
-    norm = dict(zip(names, norm_frame["normalized_name"].to_list(), strict=True))
-
-    pairs = {(e.type, norm[e.name]) for res in results for e in res.parsed.entities if norm[e.name]}
-    ids: dict[tuple[str, str], str] = {}
-    if pairs:
-        pf = pl.DataFrame(
-            {"entity_type": [t for t, _ in pairs], "normalized_name": [n for _, n in pairs]},
-            schema={"entity_type": pl.String, "normalized_name": pl.String},
-        )
-        pf = with_entity_ids(pf, "entity_type", "normalized_name", "entity_id")
-        ids = {(t, n): eid for t, n, eid in pf.select("entity_type", "normalized_name", "entity_id").iter_rows()}
-
-    m_cols: dict[str, list] = {k: [] for k in (
-        "mention_id", "chunk_id", "document_id", "entity_id", "name", "normalized_name", "entity_type",
-        "description", "char_start", "char_end", "confidence", "gleaning_pass",
-    )}
-    r_cols: dict[str, list] = {k: [] for k in (
-        "relation_id", "chunk_id", "document_id", "source_id", "target_id", "source_name", "target_name",
-        "relation_type", "keywords", "description", "strength", "gleaning_pass",
-    )}
-    a_cols: dict[str, list] = {k: [] for k in (
-        "observation_id", "chunk_id", "document_id", "entity_id", "entity_name", "attr_key", "value",
-        "confidence", "gleaning_pass",
-    )}
-    for res in results:
-        cid, did, text = res.chunk_id, res.document_id, res.chunk_text or ""
-        by_norm: dict[str, tuple[str, str]] = {}  # normalized name -> (entity_id, surface name)
-        seen_ids: set[str] = set()
-        for e in res.parsed.entities:
-            n = norm[e.name]
-            if not n:
-                continue
-            eid = ids[(e.type, n)]
-            by_norm.setdefault(n, (eid, e.name))
-            if eid in seen_ids:
-                continue
-            seen_ids.add(eid)
-            span = _find_span(text, e.name)
-            m_cols["mention_id"].append("mention_" + stable_hash(cid, eid))
-            m_cols["chunk_id"].append(cid)
-            m_cols["document_id"].append(did)
-            m_cols["entity_id"].append(eid)
-            m_cols["name"].append(e.name)
-            m_cols["normalized_name"].append(n)
-            m_cols["entity_type"].append(e.type)
-            m_cols["description"].append(e.description or None)
-            m_cols["char_start"].append(span[0] if span else None)
-            m_cols["char_end"].append(span[1] if span else None)
-            m_cols["confidence"].append(mention_confidence)
-            m_cols["gleaning_pass"].append(e.gleaning_pass)
-
-        seen_rel: set[str] = set()
-        for r in res.parsed.relations:
-            src, tgt = by_norm.get(norm[r.source]), by_norm.get(norm[r.target])
-            if src is None or tgt is None or src[0] == tgt[0]:
-                continue
-            rtype = relation_type_from_keywords(r.keywords)
-            rid = "relation_" + stable_hash(cid, src[0], tgt[0], rtype)
-            if rid in seen_rel:
-                continue
-            seen_rel.add(rid)
-            r_cols["relation_id"].append(rid)
-            r_cols["chunk_id"].append(cid)
-            r_cols["document_id"].append(did)
-            r_cols["source_id"].append(src[0])
-            r_cols["target_id"].append(tgt[0])
-            r_cols["source_name"].append(src[1])
-            r_cols["target_name"].append(tgt[1])
-            r_cols["relation_type"].append(rtype)
-            r_cols["keywords"].append(r.keywords or None)
-            r_cols["description"].append(r.description or None)
-            r_cols["strength"].append(r.strength)
-            r_cols["gleaning_pass"].append(r.gleaning_pass)
-
-        seen_obs: set[str] = set()
-        for a in res.parsed.attributes:
-            ent = by_norm.get(norm[a.entity])
-            key = attr_key(a.key)
-            value = a.value.strip()
-            if ent is None or not key or not value:
-                continue
-            oid = "observation_" + stable_hash(cid, ent[0], key, value)
-            if oid in seen_obs:
-                continue
-            seen_obs.add(oid)
-            a_cols["observation_id"].append(oid)
-            a_cols["chunk_id"].append(cid)
-            a_cols["document_id"].append(did)
-            a_cols["entity_id"].append(ent[0])
-            a_cols["entity_name"].append(ent[1])
-            a_cols["attr_key"].append(key)
-            a_cols["value"].append(value)
-            a_cols["confidence"].append(a.confidence)
-            a_cols["gleaning_pass"].append(a.gleaning_pass)
-
-    tags = (
-        pl.lit(extractor, pl.String).alias("extractor"),
-        pl.lit(extractor_version, pl.String).alias("extractor_version"),
-    )
-    mentions = _frame(m_cols, schemas.ENTITY_MENTIONS).with_columns(*tags)
-    relations = _frame(r_cols, schemas.LOCAL_RELATIONS).with_columns(*tags)
-    attributes = _frame(a_cols, schemas.ATTRIBUTE_OBSERVATIONS).with_columns(*tags)
-    return (
-        schemas.conform(mentions, schemas.ENTITY_MENTIONS),
-        schemas.conform(relations, schemas.LOCAL_RELATIONS),
-        schemas.conform(attributes, schemas.ATTRIBUTE_OBSERVATIONS),
-    )
+    text = chunk_text or ""
+    mentions: list[MentionRecord] = []
+    index: dict[str, int] = {}  # normalized name -> first entity with it
+    for e in parsed.entities:
+        span = _find_span(text, e.name)
+        index.setdefault(_normalized(e.name), len(mentions))
+        mentions.append(MentionRecord(
+            e.name, e.type, e.description, None, span[0] if span else None, span[1] if span else None, e.gleaning_pass,
+        ))
+    relations = []
+    for r in parsed.relations:
+        src, tgt = index.get(_normalized(r.source)), index.get(_normalized(r.target))
+        if src is not None and tgt is not None:
+            relations.append(RelationRecord(src, tgt, relation_type_from_keywords(r.keywords), r.keywords,
+                                            r.description, r.strength, r.gleaning_pass))
+    observations = []
+    for a in parsed.attributes:
+        subject = index.get(_normalized(a.entity))
+        if subject is not None:
+            observations.append(ObservationRecord(subject, attr_key(a.key), a.value, a.confidence, a.gleaning_pass))
+    return mentions, relations, observations

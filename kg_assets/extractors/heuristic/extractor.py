@@ -141,14 +141,19 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from datetime import UTC, datetime
 
 import polars as pl
 
-from kg_assets.core import schemas
 from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES
-from kg_assets.core.normalize import normalize_name_expr, stable_hash, with_entity_ids
-from kg_assets.extractors.base import ExtractionResult
+from kg_assets.extractors.base import settings_digest
+from kg_assets.core.extraction.rows import (
+    ChunkRecords,
+    ExtractionResult,
+    MentionRecord,
+    ObservationRecord,
+    RelationRecord,
+    build_rows,
+)
 
 __all__ = ["DEFAULT_ENTITY_TYPES", "HeuristicExtractor", "split_sentences"]
 
@@ -629,7 +634,8 @@ class HeuristicExtractor:
     """Rule-based extractor; see the module docstring for the rules and their limits."""
 
     name = "heuristic"
-    version = "heuristic-2"  # 2: attribute observations, cue-based retyping of weak mentions
+    # 2: attribute observations, cue-based retyping of weak mentions; 3: ids from the shared row builder
+    code_version = "heuristic-3"
 
     def __init__(
         self,
@@ -642,204 +648,26 @@ class HeuristicExtractor:
         if gazetteer:
             self._gazetteer.update({_key(k): v.upper() for k, v in gazetteer.items()})
         self._decomp_cache: dict[str, tuple[tuple, ...]] = {}
+        # The types and the gazetteer change what is found, so they are part of the version.
+        self.version = f"{self.code_version}/{settings_digest(entity_types=self.entity_types, gazetteer=gazetteer or {})}"
 
     # --- public ----------------------------------------------------------------------------------
     def extract(self, chunks: pl.DataFrame) -> ExtractionResult:
-        now = datetime.now(UTC)
         n = chunks.height
-        cols = chunks.columns
 
         def column(name: str) -> list:
-            return chunks.get_column(name).to_list() if name in cols else [None] * n
+            return chunks.get_column(name).to_list() if name in chunks.columns else [None] * n
 
-        chunk_ids = column("chunk_id")
-        doc_ids = column("document_id")
-        texts = column("text")
-        hashes = column("content_hash")
-
-        # mention rows (global, before ids)
-        m_pos: list[int] = []
-        m_start: list[int] = []
-        m_end: list[int] = []
-        m_name: list[str] = []
-        m_type: list[str] = []
-        m_conf: list[float] = []
-        m_desc: list[str] = []
-        # relation candidates: (chunk pos, source idx, target idx, type, keywords, description, strength)
-        rel_cands: list[tuple[int, int, int, str, str | None, str, float]] = []
-        # attribute candidates: (chunk pos, subject idx, attr_key, value, confidence)
-        attr_cands: list[tuple[int, int, str, str, float]] = []
-        errors: dict[int, str] = {}
-
-        for pos in range(n):
+        records = []
+        for cid, did, text, chunk_hash in zip(column("chunk_id"), column("document_id"), column("text"),
+                                              column("content_hash")):
+            chunk = ChunkRecords(cid, did, chunk_hash)
             try:
-                mentions, rels, attrs = self._extract_text(texts[pos])
+                chunk.mentions, chunk.relations, chunk.observations = self._extract_text(text)
             except Exception as exc:  # one bad chunk never fails the batch
-                errors[pos] = f"{type(exc).__name__}: {exc}"
-                continue
-            base = len(m_name)
-            for s, e, name, etype, conf, desc in mentions:
-                m_pos.append(pos)
-                m_start.append(s)
-                m_end.append(e)
-                m_name.append(name)
-                m_type.append(etype)
-                m_conf.append(conf)
-                m_desc.append(desc)
-            for i, j, rtype, kw, desc, strength in rels:
-                rel_cands.append((pos, base + i, base + j, rtype, kw, desc, strength))
-            for i, key, value, conf in attrs:
-                attr_cands.append((pos, base + i, key, value, conf))
-
-        # entity ids: normalise and hash each distinct (type, surface name) once
-        lookup: dict[tuple[str, str], tuple[str, str]] = {}
-        if m_name:
-            pairs = pl.DataFrame(
-                {"entity_type": m_type, "name": m_name}, schema={"entity_type": pl.String, "name": pl.String}
-            ).unique()
-            pairs = pairs.with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"))
-            pairs = with_entity_ids(pairs, "entity_type", "normalized_name", "entity_id")
-            rows = pairs.select("entity_type", "name", "normalized_name", "entity_id").iter_rows()
-            lookup = {(t, nm): (norm, eid) for t, nm, norm, eid in rows}
-
-        mention_counts = [0] * n
-        relation_counts = [0] * n
-        resolved = [lookup[key] for key in zip(m_type, m_name)]
-        m_ids: list[str | None] = [eid if norm else None for norm, eid in resolved]
-        keep = [k for k, eid in enumerate(m_ids) if eid is not None]  # empty name after normalisation
-        keep_all = len(keep) == len(m_ids)
-        for k in keep:
-            mention_counts[m_pos[k]] += 1
-
-        def pick(values: list) -> list:
-            return values if keep_all else [values[k] for k in keep]
-
-        k_pos = pick(m_pos)
-        k_start = pick(m_start)
-        k_ids = pick(m_ids)
-        k_cids = [chunk_ids[p] for p in k_pos]
-        out_m: dict[str, list] = {
-            "mention_id": [
-                "mention_" + stable_hash(str(c), str(st), e) for c, st, e in zip(k_cids, k_start, k_ids)
-            ],
-            "chunk_id": k_cids,
-            "document_id": [doc_ids[p] for p in k_pos],
-            "entity_id": k_ids,
-            "name": pick(m_name),
-            "normalized_name": [norm for norm, _ in pick(resolved)],
-            "entity_type": pick(m_type),
-            "description": pick(m_desc),
-            "char_start": k_start,
-            "char_end": pick(m_end),
-            "confidence": pick(m_conf),
-        }
-
-        out_r: dict[str, list] = {k: [] for k in (
-            "relation_id", "chunk_id", "document_id", "source_id", "target_id", "source_name",
-            "target_name", "relation_type", "keywords", "description", "strength",
-        )}
-        seen_rel: set[str] = set()
-        for pos, i, j, rtype, kw, desc, strength in rel_cands:
-            src, tgt = m_ids[i], m_ids[j]
-            if src is None or tgt is None or src == tgt:
-                continue
-            cid = chunk_ids[pos]
-            rid = "relation_" + stable_hash(str(cid), src, tgt, rtype)
-            if rid in seen_rel:
-                continue
-            seen_rel.add(rid)
-            relation_counts[pos] += 1
-            out_r["relation_id"].append(rid)
-            out_r["chunk_id"].append(cid)
-            out_r["document_id"].append(doc_ids[pos])
-            out_r["source_id"].append(src)
-            out_r["target_id"].append(tgt)
-            out_r["source_name"].append(m_name[i])
-            out_r["target_name"].append(m_name[j])
-            out_r["relation_type"].append(rtype)
-            out_r["keywords"].append(kw)
-            out_r["description"].append(desc)
-            out_r["strength"].append(strength)
-
-        out_a: dict[str, list] = {k: [] for k in (
-            "observation_id", "chunk_id", "document_id", "entity_id", "entity_name", "attr_key", "value",
-            "confidence",
-        )}
-        attribute_counts = [0] * n
-        seen_obs: dict[str, int] = {}
-        for pos, i, key, value, conf in attr_cands:
-            eid = m_ids[i]
-            if eid is None:
-                continue
-            cid = chunk_ids[pos]
-            oid = "observation_" + stable_hash(str(cid), eid, key, value.casefold())
-            row = seen_obs.get(oid)
-            if row is not None:  # the same fact twice in a chunk: one row, the best cue's confidence
-                out_a["confidence"][row] = max(out_a["confidence"][row], conf)
-                continue
-            seen_obs[oid] = len(out_a["observation_id"])
-            attribute_counts[pos] += 1
-            out_a["observation_id"].append(oid)
-            out_a["chunk_id"].append(cid)
-            out_a["document_id"].append(doc_ids[pos])
-            out_a["entity_id"].append(eid)
-            out_a["entity_name"].append(m_name[i])
-            out_a["attr_key"].append(key)
-            out_a["value"].append(value)
-            out_a["confidence"].append(conf)
-
-        mentions_df = pl.DataFrame(out_m, schema={k: schemas.ENTITY_MENTIONS[k] for k in out_m})
-        mentions_df = mentions_df.with_columns(
-            pl.lit(0, pl.Int32).alias("gleaning_pass"),
-            pl.lit(self.name).alias("extractor"),
-            pl.lit(self.version).alias("extractor_version"),
-        )
-        relations_df = pl.DataFrame(out_r, schema={k: schemas.LOCAL_RELATIONS[k] for k in out_r})
-        relations_df = relations_df.with_columns(
-            pl.lit(0, pl.Int32).alias("gleaning_pass"),
-            pl.lit(self.name).alias("extractor"),
-            pl.lit(self.version).alias("extractor_version"),
-        )
-        attributes_df = pl.DataFrame(out_a, schema={k: schemas.ATTRIBUTE_OBSERVATIONS[k] for k in out_a})
-        attributes_df = attributes_df.with_columns(
-            pl.lit(0, pl.Int32).alias("gleaning_pass"),
-            pl.lit(self.name).alias("extractor"),
-            pl.lit(self.version).alias("extractor_version"),
-        )
-        status_df = pl.DataFrame(
-            {
-                "chunk_id": chunk_ids,
-                "document_id": doc_ids,
-                "chunk_hash": hashes,
-                "status": ["error" if p in errors else "ok" for p in range(n)],
-                "error": [errors.get(p) for p in range(n)],
-                "mention_count": mention_counts,
-                "relation_count": relation_counts,
-                "attribute_count": attribute_counts,
-            },
-            schema={
-                "chunk_id": pl.String,
-                "document_id": pl.String,
-                "chunk_hash": pl.String,
-                "status": pl.String,
-                "error": pl.String,
-                "mention_count": pl.Int32,
-                "relation_count": pl.Int32,
-                "attribute_count": pl.Int32,
-            },
-        ).with_columns(
-            pl.lit(0, pl.Int32).alias("passes"),  # no model passes
-            pl.lit(0, pl.Int32).alias("bad_lines"),
-            pl.lit(self.name).alias("extractor"),
-            pl.lit(self.version).alias("extractor_version"),
-            pl.lit(now, schemas.TS).alias("extracted_at"),
-        )
-        return ExtractionResult(
-            schemas.conform(mentions_df, schemas.ENTITY_MENTIONS),
-            schemas.conform(relations_df, schemas.LOCAL_RELATIONS),
-            schemas.conform(status_df, schemas.CHUNK_EXTRACTIONS),
-            attributes=schemas.conform(attributes_df, schemas.ATTRIBUTE_OBSERVATIONS),
-        )
+                chunk.error = f"{type(exc).__name__}: {exc}"
+            records.append(chunk)
+        return build_rows(records, extractor=self.name, extractor_version=self.version)
 
     # --- one chunk ---------------------------------------------------------------------------------
     def _extract_text(self, text: object) -> tuple[list[tuple], list[tuple], list[tuple]]:
@@ -872,9 +700,9 @@ class HeuristicExtractor:
                 desc_cache[idx] = d
             return d
 
-        mentions = [(sp.start, sp.end, sp.name, sp.etype, sp.conf, sentence_text(sp.sent)) for sp in spans]
-        relations = self._relations(text, spans, sentence_text)
-        return mentions, relations, attributes
+        mentions = [MentionRecord(sp.name, sp.etype, sentence_text(sp.sent), sp.conf, sp.start, sp.end) for sp in spans]
+        relations = [RelationRecord(*r) for r in self._relations(text, spans, sentence_text)]
+        return mentions, relations, [ObservationRecord(*a) for a in attributes]
 
     def _decompose(self, group: str) -> tuple[tuple, ...]:
         """Split one capitalised-span match into name sub-spans (cached: surface strings repeat a lot).
