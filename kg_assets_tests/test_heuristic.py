@@ -9,7 +9,8 @@ import pytest
 
 from kg_assets.core import schemas
 from kg_assets.core.normalize import entity_id, stable_hash
-from kg_assets.extractors.heuristic.extractor import MAX_PAIRS_PER_SENTENCE, HeuristicExtractor, split_sentences
+from kg_assets.extractors.heuristic import HeuristicExtractor, split_sentences
+from kg_assets.extractors.heuristic.relations import MAX_PAIRS_PER_SENTENCE
 
 LEAD = "Dr. Sarah Chen leads the AI team at Quantum Dynamics Lab in Boston."
 

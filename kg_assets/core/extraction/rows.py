@@ -135,48 +135,39 @@ def _confidence_rank(value: float | None) -> float:
 def build_rows(chunks: Sequence[ChunkRecords], *, extractor: str, extractor_version: str) -> ExtractionResult:
     """The rows of a batch of chunks; the module docstring states the id rules."""
     ids = _entity_ids(chunks)
-    mentions: dict[str, list] = {k: [] for k in _MENTION_COLUMNS}
-    relations: dict[str, list] = {k: [] for k in _RELATION_COLUMNS}
-    observations: dict[str, list] = {k: [] for k in _OBSERVATION_COLUMNS}
-    status: dict[str, list] = {k: [] for k in _STATUS_COLUMNS}
+    mentions: list[tuple] = []  # rows in the order of the *_COLUMNS above
+    relations: list[tuple] = []
+    observations: list[list] = []  # lists: a repeat may raise the confidence
+    status: list[tuple] = []
+    confidence = _OBSERVATION_COLUMNS.index("confidence")
     for chunk in chunks:
         cid, did = chunk.chunk_id, chunk.document_id
-        counts = [0, 0, 0]
+        counts = [len(mentions), len(relations), len(observations)]
         entity_of: list[str | None] = []  # per mention index
-        seen_mentions: set[str] = set()
-        seen_relations: set[str] = set()
+        seen: set[str] = set()  # mention and relation ids of the chunk (prefixed, so never equal)
         for m in chunk.mentions:
             norm, eid = ids[(m.entity_type, m.name)]
             entity_of.append(eid if norm else None)
             if not norm:
                 continue
             mid = "mention_" + stable_hash(cid, eid, "" if m.char_start is None else str(m.char_start))
-            if mid in seen_mentions:
-                continue
-            seen_mentions.add(mid)
-            counts[0] += 1
-            for key, value in zip(_MENTION_COLUMNS, (
-                mid, cid, did, eid, m.name, norm, m.entity_type, m.description or None, m.char_start, m.char_end,
-                m.confidence, m.gleaning_pass,
-            )):
-                mentions[key].append(value)
+            if mid not in seen:
+                seen.add(mid)
+                mentions.append((mid, cid, did, eid, m.name, norm, m.entity_type, m.description or None, m.char_start,
+                                 m.char_end, m.confidence, m.gleaning_pass))
 
         for r in chunk.relations:
             src, tgt = entity_of[r.source], entity_of[r.target]
             if src is None or tgt is None or src == tgt:
                 continue
             rid = "relation_" + stable_hash(cid, src, tgt, r.relation_type)
-            if rid in seen_relations:
-                continue
-            seen_relations.add(rid)
-            counts[1] += 1
-            for key, value in zip(_RELATION_COLUMNS, (
-                rid, cid, did, src, tgt, chunk.mentions[r.source].name, chunk.mentions[r.target].name,
-                r.relation_type, r.keywords or None, r.description or None, r.strength, r.gleaning_pass,
-            )):
-                relations[key].append(value)
+            if rid not in seen:
+                seen.add(rid)
+                relations.append((rid, cid, did, src, tgt, chunk.mentions[r.source].name, chunk.mentions[r.target].name,
+                                  r.relation_type, r.keywords or None, r.description or None, r.strength,
+                                  r.gleaning_pass))
 
-        first_row: dict[str, int] = {}
+        first_row: dict[str, list] = {}
         for o in chunk.observations:
             eid = entity_of[o.subject]
             value = " ".join(o.value.split())
@@ -184,33 +175,28 @@ def build_rows(chunks: Sequence[ChunkRecords], *, extractor: str, extractor_vers
                 continue
             oid = "observation_" + stable_hash(cid, eid, o.attr_key, value.casefold())
             row = first_row.get(oid)
-            if row is not None:
-                if _confidence_rank(o.confidence) > _confidence_rank(observations["confidence"][row]):
-                    observations["confidence"][row] = o.confidence
-                continue
-            first_row[oid] = len(observations["observation_id"])
-            counts[2] += 1
-            for key, value in zip(_OBSERVATION_COLUMNS, (
-                oid, cid, did, eid, chunk.mentions[o.subject].name, o.attr_key, value, o.confidence, o.gleaning_pass,
-            )):
-                observations[key].append(value)
+            if row is None:
+                row = first_row[oid] = [oid, cid, did, eid, chunk.mentions[o.subject].name, o.attr_key, value,
+                                        o.confidence, o.gleaning_pass]
+                observations.append(row)
+            elif _confidence_rank(o.confidence) > _confidence_rank(row[confidence]):
+                row[confidence] = o.confidence
 
-        for key, value in zip(_STATUS_COLUMNS, (
-            cid, did, chunk.chunk_hash, "error" if chunk.error else "ok", chunk.error, *counts, chunk.passes,
-            chunk.bad_lines, chunk.complete,
-        )):
-            status[key].append(value)
+        counts = [len(mentions) - counts[0], len(relations) - counts[1], len(observations) - counts[2]]
+        status.append((cid, did, chunk.chunk_hash, "error" if chunk.error else "ok", chunk.error, *counts,
+                       chunk.passes, chunk.bad_lines, chunk.complete))
 
     tags = (pl.lit(extractor, pl.String).alias("extractor"),
             pl.lit(extractor_version, pl.String).alias("extractor_version"))
 
-    def frame(cols: dict[str, list], schema: dict[str, pl.DataType], *extra: pl.Expr) -> pl.DataFrame:
-        built = pl.DataFrame(cols, schema={k: schema[k] for k in cols}).with_columns(*tags, *extra)
-        return schemas.conform(built, schema)
+    def frame(rows: list, columns: tuple[str, ...], schema: dict[str, pl.DataType], *extra: pl.Expr) -> pl.DataFrame:
+        built = pl.DataFrame(rows, schema={k: schema[k] for k in columns}, orient="row")
+        return schemas.conform(built.with_columns(*tags, *extra), schema)
 
     return ExtractionResult(
-        mentions=frame(mentions, schemas.ENTITY_MENTIONS),
-        relations=frame(relations, schemas.LOCAL_RELATIONS),
-        chunk_status=frame(status, schemas.CHUNK_EXTRACTIONS, pl.lit(datetime.now(UTC), schemas.TS).alias("extracted_at")),
-        attributes=frame(observations, schemas.ATTRIBUTE_OBSERVATIONS),
+        mentions=frame(mentions, _MENTION_COLUMNS, schemas.ENTITY_MENTIONS),
+        relations=frame(relations, _RELATION_COLUMNS, schemas.LOCAL_RELATIONS),
+        chunk_status=frame(status, _STATUS_COLUMNS, schemas.CHUNK_EXTRACTIONS,
+                           pl.lit(datetime.now(UTC), schemas.TS).alias("extracted_at")),
+        attributes=frame(observations, _OBSERVATION_COLUMNS, schemas.ATTRIBUTE_OBSERVATIONS),
     )
