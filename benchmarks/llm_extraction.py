@@ -182,8 +182,8 @@ def worker(cfg: dict) -> dict:
 
     import polars as pl
 
-    import kg_assets.llm.openai_engine as eng
-    from kg_assets.llm.cache import LLMCache
+    import kg_assets.extractors.llm.engine as eng
+    from kg_assets.extractors.llm.cache import LLMCache
 
     chunks = pl.read_parquet(cfg["parquet"]).head(cfg["n"])
     timers: dict[str, list[float]] = {}  # name -> [seconds, calls]
@@ -213,7 +213,7 @@ def worker(cfg: dict) -> dict:
         for name, group in [("parse_tuples", "parse answer"), ("from_structured", "parse answer"),
                             ("build_messages", "build prompt"), ("build_gleaning_messages", "build prompt"),
                             ("prompt_hash", "hash prompt (cache key)"), ("merge_passes", "merge_passes"),
-                            ("sanitize", "sanitize"), ("to_frames", "to_frames")]:
+                            ("sanitize", "sanitize"), ("row_records", "rows"), ("build_rows", "rows")]:
             setattr(eng, name, timed(group, getattr(eng, name)))
         for name in ("get", "put", "log_call", "forget"):
             setattr(LLMCache, name, timed(f"sqlite cache.{name}", getattr(LLMCache, name)))
@@ -334,12 +334,14 @@ def bare_client(cfg: dict) -> dict:
     import openai
     import polars as pl
 
-    from kg_assets.core.prompts import build_gleaning_messages, build_messages
+    from kg_assets.core.extraction.prompts import build_gleaning_messages, build_messages
+    from kg_assets.extractors.llm.engine import LLMSettings
 
     chunks = pl.read_parquet(cfg["parquet"]).head(cfg["n"])
     requests = []
     for row in chunks.iter_rows(named=True):
-        kw = {"fmt": "tuple", "section_path": row["section_path"], "headings": row["headings"] or ()}
+        kw = {"fmt": "tuple", "max_attributes": LLMSettings().max_attributes, "section_path": row["section_path"],
+              "headings": row["headings"] or ()}
         requests.append(build_messages(row["text"], **kw))
         if cfg.get("gleaning") == "always":  # with "auto" these answers never ask for a gleaning pass
             requests.append(build_gleaning_messages(row["text"], found_entities=[], **kw))
@@ -382,7 +384,7 @@ def run_worker(cfg: dict) -> dict:
 # ---- one configuration ----------------------------------------------------------------------------
 
 def measure(latency: float, args, parquet: Path, lookup: dict, workdir: Path) -> dict:
-    from kg_assets.core.prompts import count_message_tokens
+    from kg_assets.core.extraction.prompts import count_message_tokens
     from kg_assets_tests.openai_server import FakeOpenAIServer, prompt_tokens_of
     from kg_assets_tests.scripted_llm import chunk_text, is_gleaning
 
@@ -593,7 +595,7 @@ def main(argv: list[str] | None = None) -> int:
         "created_at": datetime.now(UTC).isoformat(), "argv": argv, "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "cache_dir": str(args.cache_dir or tempfile.gettempdir()),
-        "engine_sha256": hashlib.sha256((ROOT / "kg_assets/llm/openai_engine.py").read_bytes()).hexdigest()[:16],
+        "engine_sha256": hashlib.sha256((ROOT / "kg_assets/extractors/llm/engine.py").read_bytes()).hexdigest()[:16],
         "ceiling_formula": "chunks/s <= concurrency / (calls_per_chunk * latency_s); issue's figure: concurrency / latency_s",
         "rows": rows, "table": table,
     }

@@ -152,8 +152,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     import polars as pl
 
     from kg_assets.core.chunking import chunk_documents
-    from kg_assets.core.prompts import build_gleaning_messages, count_message_tokens
-    from kg_assets.llm.cache import LLMCache
+    from kg_assets.core.extraction.prompts import count_message_tokens
+    from kg_assets.extractors.llm.cache import LLMCache
 
     resources = _resources()
     extractor = resources.extractor.model_copy(update={"engine": "llm", **({"model": args.model} if args.model else {})})
@@ -169,9 +169,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     first_tokens = [count_message_tokens(m) for m in first]
     # A gleaning request repeats the text and lists what was found (about 12 entities per chunk assumed).
     found = [("ENTITY NAME", "TYPE")] * 12
-    glean_tokens = [count_message_tokens(build_gleaning_messages(
-        r["text"], fmt=s.output_format, found_entities=found, entity_types=s.entity_types,
-        section_path=r["section_path"], headings=r["headings"] or ())) for r in rows]
+    glean_tokens = [count_message_tokens(engine.gleaning_messages(r, found)) for r in rows]
     cached: set[str] = set()
     if Path(s.cache_path).exists():
         with LLMCache(s.cache_path) as cache:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from kg_assets.core.prompts import SUMMARY_SYSTEM
+from kg_assets.core.extraction.prompts import SUMMARY_SYSTEM
 from kg_assets_tests.openai_server import Reply
 
 SAMPLE_NAMES = {

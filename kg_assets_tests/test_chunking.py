@@ -1,7 +1,8 @@
 import polars as pl
 import pytest
 
-from kg_assets.core.chunking import ChunkingConfig, _encoding, chunk_documents, chunk_text
+from kg_assets.core.chunking import ChunkingConfig, chunk_documents, chunk_text
+from kg_assets.core.tokens import encoding
 
 TEXT = (
     "# Annual Report\n\nDate: 2025-12-10\n\n## Research\n\n"
@@ -14,7 +15,7 @@ CONFIG = ChunkingConfig(max_tokens=120, overlap_tokens=30)
 def test_chunks_respect_the_token_budget_and_index_the_text_exactly():
     chunks = chunk_text(TEXT, CONFIG)
     assert len(chunks) > 4
-    enc = _encoding(CONFIG.encoding)
+    enc = encoding(CONFIG.encoding)
     for chunk in chunks:
         body = TEXT[chunk["char_start"] : chunk["char_end"]]
         assert body == body.strip() and body

@@ -9,7 +9,8 @@ import pytest
 
 from kg_assets.core import schemas
 from kg_assets.core.normalize import entity_id, stable_hash
-from kg_assets.llm.heuristic import MAX_PAIRS_PER_SENTENCE, HeuristicExtractor, split_sentences
+from kg_assets.extractors.heuristic import HeuristicExtractor, split_sentences
+from kg_assets.extractors.heuristic.relations import MAX_PAIRS_PER_SENTENCE
 
 LEAD = "Dr. Sarah Chen leads the AI team at Quantum Dynamics Lab in Boston."
 
@@ -71,10 +72,10 @@ def test_offsets_slice_back_and_ids_match_normalize():
     for row in mentions.iter_rows(named=True):
         assert text[row["char_start"] : row["char_end"]] == row["name"]
         assert row["entity_id"] == entity_id(row["entity_type"], row["normalized_name"])
-        assert row["mention_id"].startswith("mention_")
+        assert row["mention_id"] == "mention_" + stable_hash("chunk_0", row["entity_id"], str(row["char_start"]))
         assert row["gleaning_pass"] == 0
         assert row["extractor"] == "heuristic"
-        assert row["extractor_version"] == "heuristic-2"
+        assert row["extractor_version"] == HeuristicExtractor().version
         assert 0 < row["confidence"] <= 1
         assert row["name"] in row["description"] or len(row["description"]) == 300
     assert mentions["mention_id"].n_unique() == mentions.height
@@ -153,6 +154,18 @@ def test_custom_gazetteer_and_entity_types():
     result = ex.extract(chunks("Engineers at Northwind use DuckDB in Boston."))
     types = dict(result.mentions.select("name", "entity_type").iter_rows())
     assert types == {"Northwind": "ORGANIZATION", "DuckDB": "OTHER", "Boston": "OTHER"}
+
+
+def test_the_version_follows_the_settings_that_change_the_output():
+    default = HeuristicExtractor()
+    assert default.version.startswith("heuristic-3/") and default.version == HeuristicExtractor().version
+    versions = {
+        default.version,
+        HeuristicExtractor(entity_types=("PERSON", "ORGANIZATION", "OTHER")).version,
+        HeuristicExtractor(gazetteer={"Northwind": "ORGANIZATION"}).version,
+        HeuristicExtractor(gazetteer={"Northwind": "LOCATION"}).version,
+    }
+    assert len(versions) == 4  # rows made with other types or another gazetteer are re-extracted
 
 
 def test_verb_with_preposition_and_cooccurrence():
@@ -396,7 +409,7 @@ def test_attribute_ids_are_consistent_with_mentions_and_counted_in_status():
         )
         assert row["gleaning_pass"] == 0
         assert row["extractor"] == "heuristic"
-        assert row["extractor_version"] == "heuristic-2"
+        assert row["extractor_version"] == HeuristicExtractor().version
         assert row["document_id"] == "doc_" + row["chunk_id"].split("_")[1] + ".md"
     webb = result.mentions.filter(pl.col("name") == "Marcus Webb")["entity_id"].unique().to_list()
     assert webb == [entity_id("PERSON", "MARCUS_WEBB")]

@@ -5,7 +5,7 @@ import json
 import polars as pl
 import pytest
 
-from kg_assets.core.prompts import PROMPT_VERSION
+from kg_assets.core.extraction.prompts import PROMPT_VERSION
 from kg_assets_tests.openai_server import Reply
 from kg_assets_tests.scripted_llm import SAMPLE_NAMES, chunk_text, extraction_responder, is_gleaning
 
@@ -53,7 +53,8 @@ def test_extraction_runs_through_dagster_in_both_formats(llm_project, fmt):
     assert server.calls == chunks, "a complete first answer needs no gleaning pass (KG_LLM_GLEANING=auto)"
     # prompt_version is carried on the call rows; extractor_version on every mention row
     assert project.sql("SELECT DISTINCT prompt_version FROM kg.llm_calls")["prompt_version"].to_list() == [PROMPT_VERSION]
-    assert project.sql("SELECT DISTINCT extractor_version FROM kg.entity_mentions")["extractor_version"][0].startswith(f"{PROMPT_VERSION}/{fmt}/")
+    version = project.sql("SELECT DISTINCT extractor_version FROM kg.entity_mentions")["extractor_version"].to_list()
+    assert len(version) == 1 and version[0].startswith(f"llm-2/{PROMPT_VERSION}/{fmt}/")
 
 
 def test_a_rerun_makes_no_llm_calls_and_a_rebuilt_warehouse_is_served_from_the_cache(llm_project):
@@ -205,7 +206,7 @@ def test_cancelling_a_run_stops_llm_calls_writes_nothing_and_the_rerun_pays_only
     import time
     from pathlib import Path
 
-    from kg_assets.llm.cache import LLMCache
+    from kg_assets.extractors.llm.cache import LLMCache
 
     project = llm_project
     normal = extraction_responder()
@@ -308,14 +309,10 @@ def test_extraction_leaves_the_garbage_collector_as_it_found_it(tmp_path):
     stall the event loop; afterwards, also when a chunk failed, they must be collectable again."""
     import gc
 
-    from kg_assets.llm.openai_engine import LLMExtractor, LLMSettings
+    from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
     from kg_assets_tests.openai_server import FakeOpenAIServer
 
-    texts = {"c1": "Sarah Chen leads the lab.", "c2": "Broken chunk about Sarah Chen."}
-    chunks = pl.DataFrame({
-        "chunk_id": list(texts), "document_id": ["d1", "d2"], "chunk_index": [0, 0], "text": list(texts.values()),
-        "section_path": [None, None], "content_hash": ["h1", "h2"], "headings": [[], []],
-    }, schema_overrides={"section_path": pl.String, "headings": pl.List(pl.String)})
+    chunks = _engine_chunks({"c1": "Sarah Chen leads the lab.", "c2": "Broken chunk about Sarah Chen."})
     with FakeOpenAIServer(responder=extraction_responder(names={"Sarah Chen": "PERSON"})) as server:
         server.respond_when("Broken chunk", Reply.error(400, "bad request"))
         settings = LLMSettings(base_url=server.base_url, api_key="test", cache_path=str(tmp_path / "cache.sqlite"))
@@ -324,3 +321,42 @@ def test_extraction_leaves_the_garbage_collector_as_it_found_it(tmp_path):
     assert gc.get_freeze_count() == frozen_before == 0
     assert dict(result.chunk_status.select("chunk_id", "status").iter_rows()) == {"c1": "ok", "c2": "error"}
     assert result.mentions.select("chunk_id", "name").rows() == [("c1", "Sarah Chen")]
+
+
+def _engine_chunks(texts: dict[str, str]) -> pl.DataFrame:
+    return pl.DataFrame({
+        "chunk_id": list(texts), "document_id": [f"d{i}" for i in range(len(texts))], "chunk_index": [0] * len(texts),
+        "text": list(texts.values()), "section_path": [None] * len(texts), "content_hash": [f"h{i}" for i in range(len(texts))],
+        "headings": [[] for _ in texts],
+    }, schema_overrides={"section_path": pl.String, "headings": pl.List(pl.String)})
+
+
+def test_the_engine_states_its_attribute_cap_in_the_prompt_and_keeps_that_many(tmp_path):
+    from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
+    from kg_assets_tests.openai_server import FakeOpenAIServer
+
+    d = "<|#|>"
+    facts = [f"attribute{d}Sarah Chen{d}skill_{i}{d}value {i}{d}0.9" for i in range(5)]
+    answer = "\n".join([f"entity{d}Sarah Chen{d}PERSON{d}A researcher.", *facts, "<|CONTINUE|>"])
+    with FakeOpenAIServer(responder=lambda request: Reply(content=answer)) as server:
+        settings = LLMSettings(base_url=server.base_url, api_key="test", cache_path=str(tmp_path / "cache.sqlite"),
+                               max_attributes=3)
+        result = LLMExtractor(settings).extract(_engine_chunks({"c1": "Sarah Chen knows many things."}))
+        systems = [r["messages"][0]["content"] for r in server.requests]
+    assert len(systems) == 2  # the answer asked for more: one gleaning pass
+    assert all("at most 3." in s for s in systems)
+    assert result.attributes["attr_key"].to_list() == ["skill_0", "skill_1", "skill_2"]
+
+
+def test_the_engine_version_follows_the_settings_that_change_the_rows():
+    from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
+
+    base = LLMSettings()
+    versions = {LLMExtractor(s).version for s in (
+        base, LLMSettings(max_attributes=3), LLMSettings(entity_types=("PERSON", "OTHER")),
+        LLMSettings(unknown_types="drop"), LLMSettings(orphan_relations="add"), LLMSettings(max_entities=5),
+        LLMSettings(max_relations=5), LLMSettings(temperature=0.5), LLMSettings(max_completion_tokens=500),
+    )}
+    assert len(versions) == 9
+    assert LLMExtractor(LLMSettings(concurrency=2, cache_path="elsewhere.sqlite")).version == LLMExtractor(base).version
+

@@ -1,28 +1,20 @@
-"""LLM output handling: tuple parsing with partial recovery, sanitizing, and frames with stable ids."""
+"""LLM output handling: tuple parsing with partial recovery, sanitizing, and rows with stable ids."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import polars as pl
 import pytest
 
 from kg_assets.core import schemas
-from kg_assets.core.llm_output import (
-    Attribute,
-    ChunkParse,
-    Entity,
-    ExtractionOut,
-    ParsedOutput,
-    Relation,
-    attr_key,
-    from_structured,
-    merge_passes,
-    parse_tuples,
-    relation_type_from_keywords,
-    sanitize,
-    to_frames,
-)
+from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES as TYPES
+from kg_assets.core.extraction.prompts import ExtractionOut, from_structured
+from kg_assets.core.extraction.records import Attribute, Entity, ParsedOutput, Relation, merge_passes
+from kg_assets.core.extraction.rows import ChunkRecords, build_rows
+from kg_assets.core.extraction.sanitize import attr_key, relation_type_from_keywords, row_records, sanitize
+from kg_assets.core.extraction.tuple_format import parse_tuples, render, templates
 from kg_assets.core.normalize import entity_id, normalize_name, stable_hash
-from kg_assets.core.prompts import DEFAULT_ENTITY_TYPES as TYPES
 
 D = "<|#|>"
 TEXT = "Dr. Sarah Chen leads the AI team at Quantum Dynamics Lab in Boston. The lab was founded in 2015."
@@ -145,6 +137,24 @@ def test_lightrag_style_hash_separated_records_and_delimiter_variants():
     assert desc.description == "Language ## by Microsoft"
 
 
+def test_rendered_records_parse_back_to_the_same_records():
+    parsed = ParsedOutput(
+        entities=[ent("Sarah Chen", "PERSON", "Leads the team."), ent("Acme", "ORGANIZATION", "A lab.")],
+        relations=[rel("Sarah Chen", "Acme", "works at, leads", 0.9, "Chen leads it.")],
+        attributes=[att("Acme", "founded_year", "2015", 1.0), att("Acme", "headquarters", "Boston")],
+    )
+    raw = render(parsed)
+    assert raw.splitlines()[-2:] == [f"attribute{D}Acme{D}headquarters{D}Boston", COMPLETE_TAG]  # no confidence given
+    back = parse_tuples(raw)
+    assert (back.entities, back.relations, back.attributes) == (parsed.entities, parsed.relations, parsed.attributes)
+    assert back.complete and not back.bad_lines
+    assert templates().splitlines() == [
+        f"entity{D}NAME{D}TYPE{D}DESCRIPTION",
+        f"relation{D}SOURCE{D}TARGET{D}KEYWORDS{D}DESCRIPTION{D}STRENGTH",
+        f"attribute{D}ENTITY{D}KEY{D}VALUE{D}CONFIDENCE",
+    ]
+
+
 def test_records_after_the_terminator_are_ignored():
     parsed = parse_tuples(f"entity{D}A{D}PERSON{D}d\n<|COMPLETE|>\nentity{D}B{D}PERSON{D}d\n")
     assert [e.name for e in parsed.entities] == ["A"]
@@ -202,10 +212,10 @@ def test_merge_passes_concatenates_in_order():
     assert merged.bad_lines == [f"broken{D}x"]
     assert merged.complete and merged.nothing_missing
     assert not merge_passes([]).complete
-    # an answer parsed without a pass (e.g. from the cache) is tagged afterwards, without mutating it
-    later = parse_tuples(f"entity{D}C{D}PERSON{D}d\n<|COMPLETE|>")
-    tagged = later.at_pass(3)
-    assert tagged.entities[0].gleaning_pass == 3 and later.entities[0].gleaning_pass == 0
+    # the same answer read as another pass (e.g. served from the cache) carries that pass
+    raw = f"entity{D}C{D}PERSON{D}d\n<|COMPLETE|>"
+    tagged, first = parse_tuples(raw, gleaning_pass=3), parse_tuples(raw)
+    assert tagged.entities[0].gleaning_pass == 3 and first.entities[0].gleaning_pass == 0
     assert tagged.complete and tagged.entities[0].name == "C"
 
 
@@ -386,9 +396,24 @@ def test_helpers():
     assert attr_key("foundedYear") == "founded_year"
 
 
+@dataclass
+class ChunkParse:
+    chunk_id: str
+    document_id: str
+    text: str
+    parsed: ParsedOutput
+
+
 def _chunk(raw: str, chunk_id="chunk_1", text=TEXT, types=TYPES) -> ChunkParse:
     clean, _ = sanitize(parse_tuples(raw), entity_types=types)
     return ChunkParse(chunk_id, "doc/a.md", text, clean)
+
+
+def to_frames(chunks: list[ChunkParse], extractor="x", extractor_version="1"):
+    """Answers through the engine's path: records for the row builder, then the rows."""
+    records = [ChunkRecords(c.chunk_id, c.document_id, None, *row_records(c.parsed, c.text)) for c in chunks]
+    result = build_rows(records, extractor=extractor, extractor_version=extractor_version)
+    return result.mentions, result.relations, result.attributes
 
 
 RAW = "\n".join(
@@ -424,11 +449,12 @@ def test_to_frames_ids_follow_the_shared_normalization():
     for row in mentions.iter_rows(named=True):
         assert row["normalized_name"] == normalize_name(row["name"])
         assert row["entity_id"] == entity_id(row["entity_type"], normalize_name(row["name"]))
-        assert row["mention_id"] == "mention_" + stable_hash("chunk_1", row["entity_id"])
+        start = "" if row["char_start"] is None else str(row["char_start"])
+        assert row["mention_id"] == "mention_" + stable_hash("chunk_1", row["entity_id"], start)
     lab = entity_id("ORGANIZATION", "QUANTUM_DYNAMICS_LAB")
     assert lab in mentions["entity_id"].to_list()
     # the heuristic extractor's ids meet these ones: same type + normalized name, same entity
-    from kg_assets.llm.heuristic import HeuristicExtractor
+    from kg_assets.extractors.heuristic import HeuristicExtractor
 
     chunks = pl.DataFrame({"chunk_id": ["c"], "document_id": ["d"], "text": [TEXT], "section_path": [None], "content_hash": ["h"]})
     heuristic_ids = set(HeuristicExtractor().extract(chunks).mentions["entity_id"].to_list())
@@ -507,11 +533,9 @@ def test_to_frames_keeps_gleaning_passes_and_is_safe_without_sanitize():
         gleaning_pass=1,
     )
     merged = merge_passes([p0, p1])
-    mentions, relations, attributes = to_frames(
-        [ChunkParse("c1", "d", TEXT, merged)], extractor="x", extractor_version="1", mention_confidence=0.9
-    )
+    mentions, relations, attributes = to_frames([ChunkParse("c1", "d", TEXT, merged)])
     assert mentions.select("name", "gleaning_pass").rows() == [("Sarah Chen", 0), ("Boston", 1)]  # one per entity
-    assert mentions["mention_id"].n_unique() == 2 and mentions["confidence"].to_list() == [0.9, 0.9]
+    assert mentions["mention_id"].n_unique() == 2 and mentions["confidence"].to_list() == [None, None]
     assert relations.height == 1 and relations["gleaning_pass"].to_list() == [1]
     assert attributes.height == 1 and attributes["confidence"].to_list() == [None]
 
@@ -525,11 +549,11 @@ def test_to_frames_over_many_chunks_and_empty_input():
         pl.col("chunk_id") == "c2"
     )["entity_id"].to_list()
     assert relations["relation_id"].n_unique() == 4 and attributes["observation_id"].n_unique() == 4
-    empty = to_frames([], extractor="x", extractor_version="1")
+    empty = to_frames([])
     assert [f.height for f in empty] == [0, 0, 0]
     assert empty[0].schema == pl.Schema(schemas.ENTITY_MENTIONS)
     assert empty[2].schema == pl.Schema(schemas.ATTRIBUTE_OBSERVATIONS)
-    nothing = to_frames([ChunkParse("c", "d", "text", ParsedOutput())], extractor="x", extractor_version="1")
+    nothing = to_frames([ChunkParse("c", "d", "text", ParsedOutput())])
     assert [f.height for f in nothing] == [0, 0, 0]
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import bpe_openai
 import pytest
 
-from kg_assets.core.llm_output import parse_tuples
-from kg_assets.core.prompts import (
-    COMPLETE,
+from kg_assets.core.extraction.prompts import (
     DEFAULT_ENTITY_TYPES,
     MAX_FAILED_LINES,
     MAX_FOUND_ENTITIES,
@@ -19,6 +17,7 @@ from kg_assets.core.prompts import (
     prompt_hash,
     system_prompt,
 )
+from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
 
 # A realistic 2,000-character chunk (prose with names, numbers, a list) and a 20-heading document.
 _PARAGRAPHS = [
@@ -85,6 +84,8 @@ FAILED = [
     "attribute<|#|>Northwind Robotics<|#|>headquarters",
 ]
 
+MAX_ATTRIBUTES = 30  # the engine's default cap; the prompt states whatever cap the engine has
+
 FIRST_PASS_BUDGET = 1100
 GLEANING_BUDGET = 1300
 
@@ -106,9 +107,10 @@ def test_the_sample_chunk_is_realistic():
 
 @pytest.mark.parametrize("fmt", ["tuple", "structured"])
 def test_token_budgets_with_the_real_tokenizer(enc, fmt):
-    first = build_messages(CHUNK, fmt=fmt, section_path=SECTION, headings=HEADINGS)
+    first = build_messages(CHUNK, fmt=fmt, max_attributes=MAX_ATTRIBUTES, section_path=SECTION, headings=HEADINGS)
     glean = build_gleaning_messages(
-        CHUNK, fmt=fmt, found_entities=FOUND, failed_lines=FAILED, section_path=SECTION, headings=HEADINGS
+        CHUNK, fmt=fmt, max_attributes=MAX_ATTRIBUTES, found_entities=FOUND, failed_lines=FAILED, section_path=SECTION,
+        headings=HEADINGS,
     )
     system_only = tokens(enc, first[:1])
     first_total, glean_total = tokens(enc, first), tokens(enc, glean)
@@ -126,7 +128,8 @@ def test_gleaning_at_its_caps_still_fits_the_budget(enc):
     ]
     failed = [f"relation<|#|>A{i}<|#|>B{i}<|#|>" + "x" * 1000 for i in range(50)]
     glean = build_gleaning_messages(
-        CHUNK, fmt="tuple", found_entities=many, failed_lines=failed, section_path=SECTION, headings=HEADINGS
+        CHUNK, fmt="tuple", max_attributes=MAX_ATTRIBUTES, found_entities=many, failed_lines=failed,
+        section_path=SECTION, headings=HEADINGS,
     )
     user = glean[1]["content"]
     listed = user.count("Research Partner Organisation ")
@@ -142,13 +145,13 @@ def test_gleaning_at_its_caps_still_fits_the_budget(enc):
 
 def test_found_entities_are_grouped_by_type_and_capped_by_count():
     short = [(f"E{i}", "OTHER") for i in range(100)]
-    user = build_gleaning_messages("t", fmt="tuple", found_entities=short)[1]["content"]
+    user = build_gleaning_messages("t", fmt="tuple", max_attributes=MAX_ATTRIBUTES, found_entities=short)[1]["content"]
     assert user.count("; E") == MAX_FOUND_ENTITIES - 1
     assert "(+40 more not listed)" in user
 
 
 def test_system_prompt_states_types_rules_and_tuple_format():
-    system, user = build_messages("Alice met Bob.", fmt="tuple")
+    system, user = build_messages("Alice met Bob.", fmt="tuple", max_attributes=MAX_ATTRIBUTES)
     assert system["role"] == "system" and user["role"] == "user"
     s = system["content"]
     assert "knowledge graph specialist" in s
@@ -166,7 +169,7 @@ def test_system_prompt_states_types_rules_and_tuple_format():
 
 
 def test_the_worked_example_parses_with_our_own_parser():
-    s = system_prompt("tuple")
+    s = system_prompt("tuple", max_attributes=MAX_ATTRIBUTES)
     example = s[s.index("Output:\n", s.index("Example")) + len("Output:\n"):]
     parsed = parse_tuples(example)
     assert parsed.complete and not parsed.bad_lines
@@ -177,65 +180,70 @@ def test_the_worked_example_parses_with_our_own_parser():
 
 
 def test_custom_entity_types_are_listed_and_the_example_is_marked_illustrative():
-    s = build_messages("x", fmt="tuple", entity_types=["protein", "DISEASE", "LEGAL_TERM"])[0]["content"]
+    types = ["protein", "DISEASE", "LEGAL_TERM"]
+    s = build_messages("x", fmt="tuple", max_attributes=MAX_ATTRIBUTES, entity_types=types)[0]["content"]
     assert "Entity types: PROTEIN, DISEASE, LEGAL_TERM (skip entities that fit none)" in s
     assert "illustrative" in s
-    default = system_prompt("tuple")
+    default = system_prompt("tuple", max_attributes=MAX_ATTRIBUTES)
     assert "illustrative" not in default and "(OTHER if none fits)" in default
     with pytest.raises(ValueError):
-        build_messages("x", fmt="tuple", entity_types=[])
+        build_messages("x", fmt="tuple", max_attributes=MAX_ATTRIBUTES, entity_types=[])
     with pytest.raises(ValueError):
-        build_messages("x", fmt="json")  # type: ignore[arg-type]
+        build_messages("x", fmt="json", max_attributes=MAX_ATTRIBUTES)  # type: ignore[arg-type]
 
 
 def test_structured_prompt_names_fields_without_the_tuple_format():
-    s = system_prompt("structured")
+    s = system_prompt("structured", max_attributes=MAX_ATTRIBUTES)
     assert "<|#|>" not in s and COMPLETE not in s
     for f in ("entities: name, type, description", "relations:", "attributes:", "strength", "confidence"):
         assert f in s
 
 
 def test_user_message_holds_a_compact_outline_and_the_section_path():
-    user = build_messages(CHUNK, fmt="tuple", section_path=SECTION, headings=HEADINGS)[1]["content"]
+    user = build_messages(CHUNK, fmt="tuple", max_attributes=MAX_ATTRIBUTES, section_path=SECTION,
+                          headings=HEADINGS)[1]["content"]
     outline = user.splitlines()[0]
     assert outline.startswith("Document outline: ")
     assert HEADINGS[MAX_HEADINGS - 1] in outline and HEADINGS[MAX_HEADINGS] not in outline
     assert f"(+{len(HEADINGS) - MAX_HEADINGS} more)" in outline
     assert f"Section: {SECTION}" in user
     assert CHUNK in user
-    bare = build_messages("Alice met Bob.", fmt="tuple")[1]["content"]
+    bare = build_messages("Alice met Bob.", fmt="tuple", max_attributes=MAX_ATTRIBUTES)[1]["content"]
     assert "outline" not in bare and "Section" not in bare
-    long = build_messages("x", fmt="tuple", headings=["H" * 500])[1]["content"]
+    long = build_messages("x", fmt="tuple", max_attributes=MAX_ATTRIBUTES, headings=["H" * 500])[1]["content"]
     assert len(long.splitlines()[0]) < 100  # one absurd heading does not blow the budget
 
 
 def test_max_attributes_reaches_the_prompt():
     assert "at most 3." in system_prompt("tuple", max_attributes=3)
+    assert "at most 3." in build_gleaning_messages("t", fmt="structured", max_attributes=3, found_entities=[])[0]["content"]
 
 
 def test_gleaning_is_a_fresh_request_listing_what_was_found():
     glean = build_gleaning_messages(
-        "Alice met Bob at Acme.", fmt="tuple",
+        "Alice met Bob at Acme.", fmt="tuple", max_attributes=MAX_ATTRIBUTES,
         found_entities=[("Alice", "person"), ("Bob", "PERSON"), ("Alice", "PERSON"), ("", "PERSON")],
         failed_lines=FAILED[:1], section_path="Intro",
     )
     assert [m["role"] for m in glean] == ["system", "user"]
-    assert glean[0] == build_messages("Alice met Bob at Acme.", fmt="tuple")[0]  # same system prompt
+    first = build_messages("Alice met Bob at Acme.", fmt="tuple", max_attributes=MAX_ATTRIBUTES)
+    assert glean[0] == first[0]  # same system prompt
     user = glean[1]["content"]
     assert "Alice met Bob at Acme." in user and "Section: Intro" in user
     assert "Already extracted:\nPERSON: Alice; Bob\n" in user
     assert user.count("Alice") == 2  # once in the text, once in the list
     assert FAILED[0] in user and "re-emit" in user
     assert f"answer only {COMPLETE}" in user and "ONLY entities, relations and attributes missed" in user
-    structured = build_gleaning_messages("t", fmt="structured", found_entities=[("Alice", "PERSON")], failed_lines=FAILED)
+    structured = build_gleaning_messages("t", fmt="structured", max_attributes=MAX_ATTRIBUTES,
+                                         found_entities=[("Alice", "PERSON")], failed_lines=FAILED)
     assert "empty lists" in structured[1]["content"]
     assert "re-emit" not in structured[1]["content"]  # no tuple lines in structured mode
-    nothing = build_gleaning_messages("t", fmt="tuple", found_entities=[])[1]["content"]
+    nothing = build_gleaning_messages("t", fmt="tuple", max_attributes=MAX_ATTRIBUTES, found_entities=[])[1]["content"]
     assert "Already extracted" not in nothing and "malformed" not in nothing
 
 
 def test_prompt_hash_is_a_stable_cache_key():
-    msgs = build_messages("Alice met Bob.", fmt="tuple")
+    msgs = build_messages("Alice met Bob.", fmt="tuple", max_attributes=MAX_ATTRIBUTES)
     params = {"temperature": 0.0, "max_tokens": 1500}
     key = prompt_hash(msgs, "gpt-4o-mini", params)
     assert len(key) == 64 and int(key, 16) >= 0
@@ -244,15 +252,19 @@ def test_prompt_hash_is_a_stable_cache_key():
     assert prompt_hash(msgs, "gpt-4o", params) != key
     assert prompt_hash(msgs, "gpt-4o-mini", {**params, "temperature": 0.2}) != key
     assert prompt_hash(msgs, "gpt-4o-mini", {**params, "seed": 1}) != key
-    assert prompt_hash(build_messages("Alice met Carol.", fmt="tuple"), "gpt-4o-mini", params) != key
-    assert prompt_hash(build_messages("Alice met Bob.", fmt="structured"), "gpt-4o-mini", params) != key
+    other_text = build_messages("Alice met Carol.", fmt="tuple", max_attributes=MAX_ATTRIBUTES)
+    assert prompt_hash(other_text, "gpt-4o-mini", params) != key
+    other_format = build_messages("Alice met Bob.", fmt="structured", max_attributes=MAX_ATTRIBUTES)
+    assert prompt_hash(other_format, "gpt-4o-mini", params) != key
+    other_cap = build_messages("Alice met Bob.", fmt="tuple", max_attributes=MAX_ATTRIBUTES + 1)
+    assert prompt_hash(other_cap, "gpt-4o-mini", params) != key
     assert PROMPT_VERSION.startswith("kg-extract-")
 
 
 def test_prompt_hash_covers_the_prompt_version(monkeypatch):
-    from kg_assets.core import prompts
+    from kg_assets.core.extraction import prompts
 
-    msgs = build_messages("Alice met Bob.", fmt="tuple")
+    msgs = build_messages("Alice met Bob.", fmt="tuple", max_attributes=MAX_ATTRIBUTES)
     before = prompt_hash(msgs, "m", {})
     monkeypatch.setattr(prompts, "PROMPT_VERSION", prompts.PROMPT_VERSION + "-next")
     assert prompts.prompt_hash(msgs, "m", {}) != before

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.core.normalize import stable_hash
+from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
 
 CHUNKER_VERSION = "chunker-1"
 # A sentence ends at . ! ? before whitespace, unless it closes an abbreviation ("Dr.", "Inc.", "U.S.").
@@ -28,18 +28,11 @@ _HEADING = re.compile(r"^(#{1,6}) (.*)$")
 class ChunkingConfig:
     max_tokens: int = 600
     overlap_tokens: int = 80
-    encoding: str = "o200k_base"
+    encoding: str = DEFAULT_ENCODING
 
     def __post_init__(self):
         if self.max_tokens < 16 or not 0 <= self.overlap_tokens < self.max_tokens // 2:
             raise ValueError("need max_tokens >= 16 and 0 <= overlap_tokens < max_tokens / 2")
-
-
-@lru_cache(maxsize=4)
-def _encoding(name: str):
-    import bpe_openai
-
-    return bpe_openai.get_encoding(name)
 
 
 def _segments(text: str) -> list[tuple[int, int, int | None, str | None]]:
@@ -90,7 +83,7 @@ def chunk_text(text: str, config: ChunkingConfig) -> list[dict]:
     if not segments:
         return []
     # A plain loop: the batch API starts a thread pool per call, ten times slower for short segments.
-    encode = _encoding(config.encoding).encode_ordinary
+    encode = encoding(config.encoding).encode_ordinary
     counts = [len(encode(text[s:e])) for s, e, _, _ in segments]
     units: list[tuple[int, int, int, tuple[str, ...]]] = []  # start, end, tokens, section path
     path: list[tuple[int, str]] = []

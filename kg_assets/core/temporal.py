@@ -121,7 +121,7 @@ VIEWS_SQL = (CURRENT_VIEW_SQL, HISTORY_VIEW_SQL, AS_OF_VIEW_SQL, AS_OF_MACRO_SQL
 
 
 def normalize_key_expr(expr: pl.Expr) -> pl.Expr:
-    """snake_case key, vectorized twin of `llm_output.attr_key` ("HQ-location" -> hq_location)."""
+    """snake_case key, vectorized twin of `core.extraction.sanitize.attr_key` ("HQ-location" -> hq_location)."""
     return (
         expr.str.normalize("NFKD")
         .str.replace_all(r"\p{M}", "")

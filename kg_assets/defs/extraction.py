@@ -14,8 +14,8 @@ from kg_assets.defs.ingest import eager
 from kg_assets.defs.partitions import documents_partitions, single_run
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
 from kg_assets.defs.tables import markdown_table, table_metadata
-from kg_assets.llm.base import ExtractionResult
-from kg_assets.llm.cache import LLMCache
+from kg_assets.extractors.base import ExtractionResult
+from kg_assets.extractors.llm.cache import LLMCache
 
 PARTITION_TABLES = ("entity_mentions", "local_relations", "attribute_observations", "chunk_extractions")
 

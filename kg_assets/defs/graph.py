@@ -5,7 +5,7 @@ import dagster as dg
 import polars as pl
 
 from kg_assets.core.consolidate import MAX_DESCRIPTION_CHARS, build_edges, build_entities, build_nodes, summary_candidates
-from kg_assets.core.prompts import build_summary_messages
+from kg_assets.core.extraction.prompts import build_summary_messages
 from kg_assets.core.linking import NameLinker, apply_redirects, keep_created_at
 from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
 from kg_assets.defs.partitions import documents_partitions

@@ -8,9 +8,9 @@ from pydantic import Field
 
 from kg_assets.core.chunking import ChunkingConfig
 from kg_assets.core.documents import DEFAULT_MAX_BYTES
-from kg_assets.core.prompts import DEFAULT_ENTITY_TYPES
-from kg_assets.llm.base import Extractor
-from kg_assets.llm.heuristic import HeuristicExtractor
+from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES
+from kg_assets.extractors.base import Extractor
+from kg_assets.extractors.heuristic import HeuristicExtractor
 from kg_assets.storage.warehouse import Warehouse, db_path_from_env
 
 
@@ -75,7 +75,7 @@ class ExtractorResource(dg.ConfigurableResource):
             return HeuristicExtractor(entity_types=tuple(self.entity_types))
         from dataclasses import fields
 
-        from kg_assets.llm.openai_engine import LLMExtractor, LLMSettings
+        from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
 
         # The resource's fields carry the same names as the engine's settings.
         values = {f.name: getattr(self, f.name) for f in fields(LLMSettings)}

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import hashlib
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -28,29 +27,23 @@ from aiolimiter import AsyncLimiter
 from pydantic import ConfigDict
 
 from kg_assets.core import schemas
-from kg_assets.core.llm_output import (
-    ChunkParse,
-    ExtractionOut,
-    ParsedOutput,
-    from_structured,
-    merge_passes,
-    parse_tuples,
-    sanitize,
-    to_frames,
-)
-from kg_assets.core.prompts import (
+from kg_assets.core.extraction.prompts import (
     DEFAULT_ENTITY_TYPES,
     PROMPT_VERSION,
+    ExtractionOut,
+    OutputFormat,
     build_gleaning_messages,
     build_messages,
     count_message_tokens,
+    from_structured,
     prompt_hash,
 )
-from kg_assets.llm.base import ExtractionResult
-from kg_assets.llm.cache import LLMCache
-
-OutputFormat = Literal["tuple", "structured"]
-
+from kg_assets.core.extraction.records import ParsedOutput, merge_passes
+from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, build_rows
+from kg_assets.core.extraction.sanitize import row_records, sanitize
+from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
+from kg_assets.extractors.base import settings_digest
+from kg_assets.extractors.llm.cache import LLMCache
 
 @dataclass(frozen=True)
 class LLMSettings:
@@ -110,14 +103,21 @@ class LLMExtractor:
     """The `Extractor` for OpenAI-compatible chat models."""
 
     name = "llm"
+    code_version = "llm-2"  # 2: ids from the shared row builder
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None):
         self.settings = settings
         self.run_id = run_id
         self.progress = progress  # optional callable(done, total) for visible progress
-        types = hashlib.sha256(",".join(settings.entity_types).encode()).hexdigest()[:6]
-        self.version = (f"{PROMPT_VERSION}/{settings.output_format}/{settings.model}/g{settings.max_gleanings}"
-                        f"{settings.gleaning[0]}/t{types}")
+        s = settings
+        # Everything else that changes the rows: the prompt's types and cap, the request and the sanitizer.
+        digest = settings_digest(
+            entity_types=s.entity_types, temperature=s.temperature, max_completion_tokens=s.max_completion_tokens,
+            unknown_types=s.unknown_types, orphan_relations=s.orphan_relations, max_entities=s.max_entities,
+            max_relations=s.max_relations, max_attributes=s.max_attributes,
+        )
+        self.version = (f"{self.code_version}/{PROMPT_VERSION}/{s.output_format}/{s.model}/g{s.max_gleanings}"
+                        f"{s.gleaning[0]}/{digest}")
 
     # ---- public ----------------------------------------------------------------------------
     def extract(self, chunks: pl.DataFrame) -> ExtractionResult:
@@ -169,13 +169,16 @@ class LLMExtractor:
             await self._client.close()
 
     def first_pass_messages(self, row: dict) -> list[dict]:
-        return build_messages(
-            row["text"],
-            fmt=self.settings.output_format,
-            entity_types=self.settings.entity_types,
-            section_path=row.get("section_path"),
-            headings=row.get("headings") or (),
-        )
+        return build_messages(row["text"], **self._prompt_context(row))
+
+    def gleaning_messages(self, row: dict, found: Sequence[tuple[str, str]], failed: Sequence[str] = ()) -> list[dict]:
+        """A gleaning request for one chunk: ``found`` (name, type) pairs, ``failed`` unparsed lines."""
+        return build_gleaning_messages(row["text"], found_entities=found, failed_lines=failed, **self._prompt_context(row))
+
+    def _prompt_context(self, row: dict) -> dict:
+        s = self.settings
+        return {"fmt": s.output_format, "max_attributes": s.max_attributes, "entity_types": s.entity_types,
+                "section_path": row.get("section_path"), "headings": row.get("headings") or ()}
 
     def first_pass_hash(self, row: dict) -> str:
         return prompt_hash(self.first_pass_messages(row), self.settings.model, self.settings.params)
@@ -215,10 +218,7 @@ class LLMExtractor:
                     break
                 found = [(e.name, e.type) for _, p in state.passes for e in p.entities]
                 failed = [line for _, p in state.passes[-1:] for line in p.bad_lines]
-                messages = build_gleaning_messages(
-                    row["text"], fmt=s.output_format, found_entities=found, failed_lines=failed,
-                    entity_types=s.entity_types, section_path=row.get("section_path"), headings=row.get("headings") or (),
-                )
+                messages = self.gleaning_messages(row, found, failed)
                 known = _record_keys(state.passes)
                 more = await self._ask(messages, _where(row, gleaning), self._parse)
                 state.passes.append((gleaning, more))
@@ -307,33 +307,23 @@ class LLMExtractor:
                 raise ParseFailure(f"structured output did not validate: {str(exc)[:300]}") from exc
         parsed = parse_tuples(content, gleaning_pass=gleaning_pass)
         if not parsed.complete and not (parsed.entities or parsed.relations or parsed.attributes):
-            reason = "truncated" if truncated else "no records and no <|COMPLETE|>"
+            reason = "truncated" if truncated else f"no records and no {COMPLETE}"
             raise ParseFailure(f"unparseable tuple output ({reason}; {len(parsed.bad_lines)} bad lines)")
         return parsed
 
     # ---- results -----------------------------------------------------------------------------
     def _frames(self, states: Sequence[_ChunkState]) -> ExtractionResult:
-        parses, status = [], []
+        records = []
         for state in states:
-            row, merged = state.row, state.merged
-            parses.append(ChunkParse(row["chunk_id"], row["document_id"], row["text"], merged))
-            status.append({
-                "chunk_id": row["chunk_id"], "document_id": row["document_id"], "chunk_hash": row.get("content_hash"),
-                "extractor": self.name, "extractor_version": self.version,
-                "status": "error" if state.error else "ok", "error": state.error,
-                "mention_count": len(merged.entities), "relation_count": len(merged.relations),
-                "attribute_count": len(merged.attributes), "passes": len(state.passes),
-                "bad_lines": sum(len(p.bad_lines) for _, p in state.passes),
-                "complete": bool(state.passes) and all(p.complete for _, p in state.passes),
-                "extracted_at": datetime.now(UTC),
-            })
-        mentions, relations, attributes = to_frames(parses, extractor=self.name, extractor_version=self.version)
-        return ExtractionResult(
-            mentions=mentions, relations=relations,
-            chunk_status=schemas.conform(pl.DataFrame(status, infer_schema_length=None), schemas.CHUNK_EXTRACTIONS),
-            attributes=attributes,
-            calls=self.calls,
-        )
+            row = state.row
+            chunk = ChunkRecords(
+                row["chunk_id"], row["document_id"], row.get("content_hash"), *row_records(state.merged, row["text"]),
+                error=state.error, passes=len(state.passes), bad_lines=sum(len(p.bad_lines) for _, p in state.passes),
+                complete=bool(state.passes) and all(p.complete for _, p in state.passes),
+            )
+            records.append(chunk)
+        result = build_rows(records, extractor=self.name, extractor_version=self.version)
+        return replace(result, calls=self.calls)
 
 
 def _where(row: dict, gleaning_pass: int) -> dict:

@@ -1,19 +1,14 @@
-"""Extraction prompts for the LLM extractor: pure functions that build OpenAI chat messages.
+"""Extraction prompts for the LLM extractor: pure functions that build OpenAI chat messages, and the
+response model of the structured format.
 
 Two output formats share one set of rules:
 
 ``tuple``
-    One record per line, fields separated by ``<|#|>``, the answer ends with ``<|COMPLETE|>``::
-
-        entity<|#|>NAME<|#|>TYPE<|#|>DESCRIPTION
-        relation<|#|>SOURCE<|#|>TARGET<|#|>KEYWORDS<|#|>DESCRIPTION<|#|>STRENGTH
-        attribute<|#|>ENTITY<|#|>KEY<|#|>VALUE<|#|>CONFIDENCE
-
-    Line-oriented, so a truncated or partly malformed answer still yields its good lines
-    (:func:`kg_assets.core.llm_output.parse_tuples`).
+    Line records (:mod:`kg_assets.core.extraction.tuple_format` defines them; the format lines and the
+    worked example of the prompt are rendered from that definition, and answers are parsed with it).
 ``structured``
-    Function calling through instructor; the JSON schema comes from
-    :class:`kg_assets.core.llm_output.ExtractionOut`, the prompt only names the fields.
+    Function calling through instructor; the JSON schema comes from :class:`ExtractionOut` below, the
+    prompt only names the fields.
 
 Gleaning (a second pass for missed records) is a *fresh* request, not a replay of the first
 conversation: same system prompt, the text, a compact list of the entities already found and the
@@ -33,26 +28,38 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from kg_assets.core.extraction import tuple_format
+from kg_assets.core.extraction.records import Attribute, Entity, ParsedOutput, Relation
+from kg_assets.core.extraction.tuple_format import COMPLETE, CONTINUE
+from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
 
 __all__ = [
-    "COMPLETE",
     "DEFAULT_ENTITY_TYPES",
-    "DELIMITER",
     "MAX_FAILED_LINES",
     "MAX_FOUND_ENTITIES",
     "MAX_HEADINGS",
     "PROMPT_VERSION",
+    "AttributeOut",
+    "EntityOut",
+    "ExtractionOut",
+    "OutputFormat",
+    "RelationOut",
     "build_gleaning_messages",
     "build_messages",
+    "build_summary_messages",
     "count_message_tokens",
+    "from_structured",
     "prompt_hash",
     "system_prompt",
 ]
 
-Format = Literal["tuple", "structured"]
+OutputFormat = Literal["tuple", "structured"]
 
-PROMPT_VERSION = "kg-extract-2"
+PROMPT_VERSION = "kg-extract-3"  # 3: the attribute cap stated in the prompt is the engine's max_attributes
 
 DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
     "PERSON",
@@ -65,10 +72,6 @@ DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
     "OTHER",
 )
 
-DELIMITER = "<|#|>"
-COMPLETE = "<|COMPLETE|>"
-CONTINUE = "<|CONTINUE|>"
-
 MAX_HEADINGS = 15  # outline entries sent as document context
 MAX_HEADING_CHARS = 60
 MAX_SECTION_CHARS = 200
@@ -78,18 +81,107 @@ MAX_FOUND_NAME_CHARS = 60
 MAX_FAILED_LINES = 3  # malformed lines sent back for re-emission
 MAX_FAILED_LINE_CHARS = 200
 
-_D = DELIMITER
+
+# --------------------------------------------------------------------------------------------------
+# The structured format's response model (instructor) and its records
+
+
+def _text(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int | float):
+        return str(v)
+    if isinstance(v, list):
+        return ", ".join(str(x) for x in v if x is not None)
+    return v
+
+
+class EntityOut(BaseModel):
+    name: str = Field(description="As written in the text")
+    type: str = Field(description="One of the entity types")
+    description: str = Field("", description="One sentence")
+
+    @field_validator("name", "type", "description", mode="before")
+    @classmethod
+    def _coerce_text(cls, v: Any) -> Any:
+        return _text(v)
+
+
+class RelationOut(BaseModel):
+    source: str = Field(description="Entity name")
+    target: str = Field(description="Entity name")
+    keywords: str = Field("", description="Short phrases, main first")
+    description: str = ""
+    strength: float = Field(1.0, description="0-1")
+
+    @field_validator("source", "target", "keywords", "description", mode="before")
+    @classmethod
+    def _coerce_text(cls, v: Any) -> Any:
+        return _text(v)
+
+    @field_validator("strength", mode="before")
+    @classmethod
+    def _strength(cls, v: Any) -> Any:
+        return 1.0 if v is None or v == "" else v
+
+
+class AttributeOut(BaseModel):
+    entity: str = Field(description="Entity name")
+    key: str = Field(description="snake_case, e.g. employer")
+    value: str
+    confidence: float | None = Field(None, description="0-1")
+
+    @field_validator("entity", "key", "value", mode="before")
+    @classmethod
+    def _coerce_text(cls, v: Any) -> Any:
+        return _text(v)
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _confidence(cls, v: Any) -> Any:
+        return None if v == "" else v
+
+
+class ExtractionOut(BaseModel):
+    """Entities, relations and attribute facts of one text."""
+
+    entities: list[EntityOut] = Field(default_factory=list)
+    relations: list[RelationOut] = Field(default_factory=list)
+    attributes: list[AttributeOut] = Field(default_factory=list)
+    more: bool = Field(False, description="true if records remain unlisted")
+
+
+def from_structured(out: ExtractionOut, *, gleaning_pass: int = 0) -> ParsedOutput:
+    """A validated instructor response as a ParsedOutput (always complete)."""
+    parsed = ParsedOutput(
+        entities=[Entity(e.name, e.type, e.description, gleaning_pass) for e in out.entities],
+        relations=[Relation(r.source, r.target, r.keywords, r.description, r.strength, gleaning_pass)
+                   for r in out.relations],
+        attributes=[Attribute(a.entity, a.key, a.value, a.confidence, gleaning_pass) for a in out.attributes],
+        complete=True,
+        more_requested=out.more,
+    )
+    parsed.nothing_missing = parsed.record_count == 0 and not out.more
+    return parsed
+
+
+# --------------------------------------------------------------------------------------------------
+# Prompts
+
 _EXAMPLE_TEXT = "Dr. Sarah Chen leads the AI team at Acme Labs, founded in 2015."
-_EXAMPLE_OUTPUT = "\n".join(
-    [
-        f"entity{_D}Sarah Chen{_D}PERSON{_D}Leads the AI team at Acme Labs.",
-        f"entity{_D}Acme Labs{_D}ORGANIZATION{_D}Lab founded in 2015.",
-        f"relation{_D}Sarah Chen{_D}Acme Labs{_D}works at, leads{_D}Chen leads its AI team.{_D}1.0",
-        f"attribute{_D}Acme Labs{_D}founded_year{_D}2015{_D}1.0",
-        COMPLETE,
-    ]
+_EXAMPLE = ParsedOutput(
+    entities=[
+        Entity("Sarah Chen", "PERSON", "Leads the AI team at Acme Labs."),
+        Entity("Acme Labs", "ORGANIZATION", "Lab founded in 2015."),
+    ],
+    relations=[Relation("Sarah Chen", "Acme Labs", "works at, leads", "Chen leads its AI team.", 1.0)],
+    attributes=[Attribute("Acme Labs", "founded_year", "2015", 1.0)],
 )
-_EXAMPLE_TYPES = frozenset({"PERSON", "ORGANIZATION"})
+_EXAMPLE_OUTPUT = tuple_format.render(_EXAMPLE)
+_EXAMPLE_TYPES = frozenset(e.type for e in _EXAMPLE.entities)
+_TUPLE_TEMPLATES = tuple_format.templates()
 
 
 def _clip(s: str, limit: int) -> str:
@@ -98,7 +190,7 @@ def _clip(s: str, limit: int) -> str:
 
 
 @lru_cache(maxsize=64)
-def _system_prompt(fmt: Format, entity_types: tuple[str, ...], max_attributes: int) -> str:
+def _system_prompt(fmt: OutputFormat, entity_types: tuple[str, ...], max_attributes: int) -> str:
     if fmt not in ("tuple", "structured"):
         raise ValueError(f"unknown prompt format {fmt!r}; expected 'tuple' or 'structured'")
     if not entity_types:
@@ -125,17 +217,14 @@ def _system_prompt(fmt: Format, entity_types: tuple[str, ...], max_attributes: i
     note = "" if _EXAMPLE_TYPES <= set(entity_types) else " (its types are illustrative; use only the types above)"
     return rules + (
         f"Output one record per line, nothing else, then {COMPLETE} ({CONTINUE} if records remain unlisted):\n"
-        f"entity{_D}NAME{_D}TYPE{_D}DESCRIPTION\n"
-        f"relation{_D}SOURCE{_D}TARGET{_D}KEYWORDS{_D}DESCRIPTION{_D}STRENGTH\n"
-        f"attribute{_D}ENTITY{_D}KEY{_D}VALUE{_D}CONFIDENCE\n"
+        f"{_TUPLE_TEMPLATES}\n"
         f"\nExample{note}. Text: {_EXAMPLE_TEXT}\nOutput:\n{_EXAMPLE_OUTPUT}"
     )
 
 
-def system_prompt(
-    fmt: Format, entity_types: Sequence[str] = DEFAULT_ENTITY_TYPES, max_attributes: int = 10
-) -> str:
-    """The system message shared by the first pass and every gleaning pass."""
+def system_prompt(fmt: OutputFormat, entity_types: Sequence[str] = DEFAULT_ENTITY_TYPES, *, max_attributes: int) -> str:
+    """The system message shared by the first pass and every gleaning pass; ``max_attributes`` is the
+    engine's cap on attributes per chunk, stated to the model as the sanitizer enforces it."""
     return _system_prompt(fmt, tuple(t.strip().upper() for t in entity_types), int(max_attributes))
 
 
@@ -158,15 +247,15 @@ def _text_block(text: str) -> str:
 def build_messages(
     text: str,
     *,
-    fmt: Format,
+    fmt: OutputFormat,
+    max_attributes: int,
     entity_types: Sequence[str] = DEFAULT_ENTITY_TYPES,
     section_path: str | None = None,
     headings: Sequence[str] = (),
-    max_attributes: int = 10,
 ) -> list[dict]:
     """First-pass request: [system, user] chat messages for one chunk."""
     return [
-        {"role": "system", "content": system_prompt(fmt, entity_types, max_attributes)},
+        {"role": "system", "content": system_prompt(fmt, entity_types, max_attributes=max_attributes)},
         {"role": "user", "content": _context(section_path, headings) + _text_block(text)},
     ]
 
@@ -198,13 +287,13 @@ def _found_outline(found_entities: Sequence[tuple[str, str]]) -> str:
 def build_gleaning_messages(
     text: str,
     *,
-    fmt: Format,
+    fmt: OutputFormat,
+    max_attributes: int,
     found_entities: Sequence[tuple[str, str]],
     failed_lines: Sequence[str] = (),
     entity_types: Sequence[str] = DEFAULT_ENTITY_TYPES,
     section_path: str | None = None,
     headings: Sequence[str] = (),
-    max_attributes: int = 10,
 ) -> list[dict]:
     """A fresh request for what the earlier passes missed (no history replay).
 
@@ -227,7 +316,7 @@ def build_gleaning_messages(
         f"entities); do not repeat earlier records. If nothing was missed, answer {empty}."
     )
     return [
-        {"role": "system", "content": system_prompt(fmt, entity_types, max_attributes)},
+        {"role": "system", "content": system_prompt(fmt, entity_types, max_attributes=max_attributes)},
         {"role": "user", "content": "\n".join(parts)},
     ]
 
@@ -248,16 +337,9 @@ def prompt_hash(messages: Sequence[Mapping], model: str, params: Mapping) -> str
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-@lru_cache(maxsize=4)
-def _encoding(name: str):
-    import bpe_openai
-
-    return bpe_openai.get_encoding(name)
-
-
-def count_message_tokens(messages: Sequence[Mapping], encoding: str = "o200k_base") -> int:
+def count_message_tokens(messages: Sequence[Mapping], encoding_name: str = DEFAULT_ENCODING) -> int:
     """Prompt tokens of a chat request: content tokens + 3 per message + 3 reply priming (OpenAI's rule)."""
-    enc = _encoding(encoding)
+    enc = encoding(encoding_name)
     return sum(len(enc.encode_ordinary(str(m.get("content") or ""))) + 3 for m in messages) + 3
 
 

@@ -1,0 +1,1 @@
+"""Pure extraction code shared by every extractor: prompts, answer parsing, sanitizing, row building."""

@@ -1,0 +1,202 @@
+"""The one row builder: every extractor feeds it records, and it makes the rows of the
+ENTITY_MENTIONS, LOCAL_RELATIONS, ATTRIBUTE_OBSERVATIONS and CHUNK_EXTRACTIONS contracts.
+
+An extractor describes each chunk as a :class:`ChunkRecords`: its mentions (a name and a type, with
+the character span in the chunk text when the extractor knows it), the relations and attribute
+observations it read, which point at mentions by their index in that list, and how the extraction of
+the chunk went. :func:`build_rows` turns a batch of them into frames, with one id rule per table:
+
+``entity_id``
+    ``entity_id(entity_type, normalize_name(name))`` (:mod:`kg_assets.core.normalize`), hashed once per
+    distinct (type, name) of the batch. A mention whose name normalizes to nothing makes no row, and
+    neither does a relation or observation that points at it.
+``mention_id``
+    ``"mention_" + stable_hash(chunk_id, entity_id, char_start)``, with ``""`` for an unknown span: one
+    row per entity and position in a chunk. A repeat (the same entity at the same position, or again
+    without a span) is dropped; the first wins.
+``relation_id``
+    ``"relation_" + stable_hash(chunk_id, source_id, target_id, relation_type)``: the first wins. A
+    relation whose ends are the same entity makes no row.
+``observation_id``
+    ``"observation_" + stable_hash(chunk_id, entity_id, attr_key, casefolded value)``, the value with
+    its whitespace collapsed (that is also the value stored); an empty key or value makes no row. A
+    repeat keeps the highest confidence (an unknown confidence is the lowest).
+
+Relation and observation rows carry the names of the mentions they point at. ``CHUNK_EXTRACTIONS``
+gets one row per chunk, whose counts are the rows made for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import polars as pl
+
+from kg_assets.core import schemas
+from kg_assets.core.normalize import normalize_name_expr, stable_hash, with_entity_ids
+
+
+@dataclass(frozen=True)
+class ExtractionResult:
+    """Frames conforming to ENTITY_MENTIONS, LOCAL_RELATIONS, CHUNK_EXTRACTIONS, ATTRIBUTE_OBSERVATIONS."""
+
+    mentions: pl.DataFrame
+    relations: pl.DataFrame
+    chunk_status: pl.DataFrame
+    attributes: pl.DataFrame = field(default_factory=lambda: schemas.empty(schemas.ATTRIBUTE_OBSERVATIONS))
+    calls: pl.DataFrame = field(default_factory=lambda: schemas.empty(schemas.LLM_CALLS))  # LLM requests and cache hits
+
+    @classmethod
+    def empty(cls) -> ExtractionResult:
+        return cls(
+            schemas.empty(schemas.ENTITY_MENTIONS),
+            schemas.empty(schemas.LOCAL_RELATIONS),
+            schemas.empty(schemas.CHUNK_EXTRACTIONS),
+        )
+
+
+@dataclass(slots=True)
+class MentionRecord:
+    name: str  # as written
+    entity_type: str
+    description: str | None = None
+    confidence: float | None = None
+    char_start: int | None = None  # offsets in the chunk text, when the extractor knows them
+    char_end: int | None = None
+    gleaning_pass: int = 0
+
+
+@dataclass(slots=True)
+class RelationRecord:
+    source: int  # index of a mention of the same chunk
+    target: int
+    relation_type: str
+    keywords: str | None = None
+    description: str | None = None
+    strength: float = 1.0
+    gleaning_pass: int = 0
+
+
+@dataclass(slots=True)
+class ObservationRecord:
+    subject: int  # index of a mention of the same chunk
+    attr_key: str
+    value: str
+    confidence: float | None = None
+    gleaning_pass: int = 0
+
+
+@dataclass
+class ChunkRecords:
+    """What one extractor found in one chunk, and how the extraction went."""
+
+    chunk_id: str
+    document_id: str
+    chunk_hash: str | None = None
+    mentions: list[MentionRecord] = field(default_factory=list)
+    relations: list[RelationRecord] = field(default_factory=list)
+    observations: list[ObservationRecord] = field(default_factory=list)
+    error: str | None = None  # the chunk failed (its partial records, if any, still make rows)
+    passes: int = 0  # model requests made; 0 without a model
+    bad_lines: int = 0  # answer records that could not be parsed
+    complete: bool | None = None  # the model ended its answers properly; None without a model
+
+
+_MENTION_COLUMNS = ("mention_id", "chunk_id", "document_id", "entity_id", "name", "normalized_name", "entity_type",
+                    "description", "char_start", "char_end", "confidence", "gleaning_pass")
+_RELATION_COLUMNS = ("relation_id", "chunk_id", "document_id", "source_id", "target_id", "source_name", "target_name",
+                     "relation_type", "keywords", "description", "strength", "gleaning_pass")
+_OBSERVATION_COLUMNS = ("observation_id", "chunk_id", "document_id", "entity_id", "entity_name", "attr_key", "value",
+                        "confidence", "gleaning_pass")
+_STATUS_COLUMNS = ("chunk_id", "document_id", "chunk_hash", "status", "error", "mention_count", "relation_count",
+                   "attribute_count", "passes", "bad_lines", "complete")
+
+
+def _entity_ids(chunks: Sequence[ChunkRecords]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(entity_type, name) -> (normalized_name, entity_id) for every distinct pair of the batch."""
+    pairs = {(m.entity_type, m.name) for c in chunks for m in c.mentions}
+    if not pairs:
+        return {}
+    frame = pl.DataFrame(
+        {"entity_type": [t for t, _ in pairs], "name": [n for _, n in pairs]},
+        schema={"entity_type": pl.String, "name": pl.String},
+    ).with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"))
+    frame = with_entity_ids(frame, "entity_type", "normalized_name", "entity_id")
+    rows = frame.select("entity_type", "name", "normalized_name", "entity_id").iter_rows()
+    return {(t, n): (norm, eid) for t, n, norm, eid in rows}
+
+
+def _confidence_rank(value: float | None) -> float:
+    return float("-inf") if value is None else value
+
+
+def build_rows(chunks: Sequence[ChunkRecords], *, extractor: str, extractor_version: str) -> ExtractionResult:
+    """The rows of a batch of chunks; the module docstring states the id rules."""
+    ids = _entity_ids(chunks)
+    mentions: list[tuple] = []  # rows in the order of the *_COLUMNS above
+    relations: list[tuple] = []
+    observations: list[list] = []  # lists: a repeat may raise the confidence
+    status: list[tuple] = []
+    confidence = _OBSERVATION_COLUMNS.index("confidence")
+    for chunk in chunks:
+        cid, did = chunk.chunk_id, chunk.document_id
+        counts = [len(mentions), len(relations), len(observations)]
+        entity_of: list[str | None] = []  # per mention index
+        seen: set[str] = set()  # mention and relation ids of the chunk (prefixed, so never equal)
+        for m in chunk.mentions:
+            norm, eid = ids[(m.entity_type, m.name)]
+            entity_of.append(eid if norm else None)
+            if not norm:
+                continue
+            mid = "mention_" + stable_hash(cid, eid, "" if m.char_start is None else str(m.char_start))
+            if mid not in seen:
+                seen.add(mid)
+                mentions.append((mid, cid, did, eid, m.name, norm, m.entity_type, m.description or None, m.char_start,
+                                 m.char_end, m.confidence, m.gleaning_pass))
+
+        for r in chunk.relations:
+            src, tgt = entity_of[r.source], entity_of[r.target]
+            if src is None or tgt is None or src == tgt:
+                continue
+            rid = "relation_" + stable_hash(cid, src, tgt, r.relation_type)
+            if rid not in seen:
+                seen.add(rid)
+                relations.append((rid, cid, did, src, tgt, chunk.mentions[r.source].name, chunk.mentions[r.target].name,
+                                  r.relation_type, r.keywords or None, r.description or None, r.strength,
+                                  r.gleaning_pass))
+
+        first_row: dict[str, list] = {}
+        for o in chunk.observations:
+            eid = entity_of[o.subject]
+            value = " ".join(o.value.split())
+            if eid is None or not o.attr_key or not value:
+                continue
+            oid = "observation_" + stable_hash(cid, eid, o.attr_key, value.casefold())
+            row = first_row.get(oid)
+            if row is None:
+                row = first_row[oid] = [oid, cid, did, eid, chunk.mentions[o.subject].name, o.attr_key, value,
+                                        o.confidence, o.gleaning_pass]
+                observations.append(row)
+            elif _confidence_rank(o.confidence) > _confidence_rank(row[confidence]):
+                row[confidence] = o.confidence
+
+        counts = [len(mentions) - counts[0], len(relations) - counts[1], len(observations) - counts[2]]
+        status.append((cid, did, chunk.chunk_hash, "error" if chunk.error else "ok", chunk.error, *counts,
+                       chunk.passes, chunk.bad_lines, chunk.complete))
+
+    tags = (pl.lit(extractor, pl.String).alias("extractor"),
+            pl.lit(extractor_version, pl.String).alias("extractor_version"))
+
+    def frame(rows: list, columns: tuple[str, ...], schema: dict[str, pl.DataType], *extra: pl.Expr) -> pl.DataFrame:
+        built = pl.DataFrame(rows, schema={k: schema[k] for k in columns}, orient="row")
+        return schemas.conform(built.with_columns(*tags, *extra), schema)
+
+    return ExtractionResult(
+        mentions=frame(mentions, _MENTION_COLUMNS, schemas.ENTITY_MENTIONS),
+        relations=frame(relations, _RELATION_COLUMNS, schemas.LOCAL_RELATIONS),
+        chunk_status=frame(status, _STATUS_COLUMNS, schemas.CHUNK_EXTRACTIONS,
+                           pl.lit(datetime.now(UTC), schemas.TS).alias("extracted_at")),
+        attributes=frame(observations, _OBSERVATION_COLUMNS, schemas.ATTRIBUTE_OBSERVATIONS),
+    )

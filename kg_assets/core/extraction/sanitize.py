@@ -1,0 +1,362 @@
+"""Sanitizing one chunk's parsed answer: types, names, endpoints, duplicates, bounds and caps.
+
+Pure functions over the records of :mod:`kg_assets.core.extraction.records`. The LLM engine runs
+:func:`sanitize` once per chunk on its merged passes, then :func:`row_records` resolves the names the
+model wrote to the chunk's entities and finds them in the text, for the row builder
+(:mod:`kg_assets.core.extraction.rows`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Literal
+
+from kg_assets.core.extraction.records import Attribute, Entity, ParsedOutput, Relation
+from kg_assets.core.extraction.rows import MentionRecord, ObservationRecord, RelationRecord
+from kg_assets.core.extraction.tuple_format import unquote
+from kg_assets.core.normalize import normalize_name
+
+MAX_CHUNK_DESCRIPTION_CHARS = 500  # one chunk's descriptions of an entity or relation, joined up to this length
+MAX_KEYWORDS = 8
+MAX_NAME_CHARS = 120  # longer "names" are sentences, not entities
+
+TYPE_ALIASES: dict[str, str] = {
+    "ORG": "ORGANIZATION",
+    "ORGANISATION": "ORGANIZATION",
+    "COMPANY": "ORGANIZATION",
+    "CORPORATION": "ORGANIZATION",
+    "INSTITUTION": "ORGANIZATION",
+    "AGENCY": "ORGANIZATION",
+    "BUSINESS": "ORGANIZATION",
+    "NORP": "ORGANIZATION",
+    "LOC": "LOCATION",
+    "GPE": "LOCATION",
+    "PLACE": "LOCATION",
+    "CITY": "LOCATION",
+    "COUNTRY": "LOCATION",
+    "GEO": "LOCATION",
+    "FAC": "LOCATION",
+    "FACILITY": "LOCATION",
+    "PER": "PERSON",
+    "PERS": "PERSON",
+    "PEOPLE": "PERSON",
+    "INDIVIDUAL": "PERSON",
+    "HUMAN": "PERSON",
+    "TECH": "TECHNOLOGY",
+    "SOFTWARE": "TECHNOLOGY",
+    "TOOL": "TECHNOLOGY",
+    "PLATFORM": "TECHNOLOGY",
+    "PROD": "PRODUCT",
+    "EVT": "EVENT",
+    "IDEA": "CONCEPT",
+    "TOPIC": "CONCEPT",
+    "MISC": "OTHER",
+    "UNKNOWN": "OTHER",
+}
+
+PRONOUNS = frozenset(
+    """i me my mine myself you your yours yourself yourselves he him his himself she her hers herself it
+    its itself we us our ours ourselves they them their theirs themselves this that these those who whom
+    whose which what someone somebody something anyone anybody anything everyone everybody everything
+    one ones""".split()
+)
+
+_normalized = lru_cache(maxsize=100_000)(normalize_name)  # names repeat across passes, records and chunks
+_SNAKE_RE = re.compile(r"[^0-9a-z]+")
+_KW_SPLIT_RE = re.compile(r"[,;|/]")
+
+
+def _fold(s: str) -> str:
+    s = unicodedata.normalize("NFKD", s)
+    return "".join(ch for ch in s if not unicodedata.combining(ch))
+
+
+def attr_key(key: str) -> str:
+    """snake_case attribute key: "Founded Year" -> founded_year, "HQ-location" -> hq_location."""
+    k = _fold(key).strip()
+    k = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", k)  # camelCase
+    return _SNAKE_RE.sub("_", k.lower()).strip("_")
+
+
+def relation_type_from_keywords(keywords: str | None) -> str:
+    """UPPER_SNAKE of the first keyword ("works at, employment" -> WORKS_AT); RELATED_TO when empty."""
+    for kw in _KW_SPLIT_RE.split(keywords or ""):
+        t = _SNAKE_RE.sub("_", _fold(kw).lower()).strip("_").upper()
+        if t:
+            return t
+    return "RELATED_TO"
+
+
+def _clean_name(name: str) -> str:
+    return " ".join(unquote(name).split())
+
+
+def _name_key(name: str) -> str | None:
+    """Normalized key of a usable entity name, None for empty, pronoun or overlong names."""
+    if not name or len(name) > MAX_NAME_CHARS or name.casefold() in PRONOUNS:
+        return None
+    return _normalized(name) or None
+
+
+def _join_text(current: str, new: str, limit: int = MAX_CHUNK_DESCRIPTION_CHARS) -> str:
+    new = new.strip()
+    if not new:
+        return current
+    if not current:
+        return new[:limit]
+    c, n = current.casefold().rstrip(" .;,"), new.casefold().rstrip(" .;,")
+    if n in c:
+        return current
+    if c in n:
+        return new[:limit]
+    joined = f"{current} {new}"
+    return joined if len(joined) <= limit else current
+
+
+def _union_keywords(a: str, b: str) -> str:
+    seen: dict[str, str] = {}
+    for kw in _KW_SPLIT_RE.split(a) + _KW_SPLIT_RE.split(b):
+        kw = " ".join(kw.split())
+        if kw and kw.casefold() not in seen and len(seen) < MAX_KEYWORDS:
+            seen[kw.casefold()] = kw
+    return ", ".join(seen.values())
+
+
+def _unit(value: float | None, default: float, stats: dict[str, int]) -> float:
+    if value is None:
+        stats["confidence_defaulted"] += 1
+        return default
+    if not math.isfinite(value):
+        stats["clamped"] += 1
+        return default
+    if value < 0.0 or value > 1.0:
+        stats["clamped"] += 1
+        return min(1.0, max(0.0, value))
+    return value
+
+
+SANITIZE_STATS = (
+    "unknown_type",
+    "aliased_type",
+    "dropped_entities",
+    "merged_entities",
+    "type_conflicts",
+    "orphan_relations_dropped",
+    "orphan_attributes_dropped",
+    "entities_added",
+    "self_relations_dropped",
+    "merged_relations",
+    "dropped_attributes",
+    "merged_attributes",
+    "clamped",
+    "confidence_defaulted",
+    "capped_entities",
+    "capped_relations",
+    "capped_attributes",
+)
+
+
+def _resolve_type(raw: str, allowed: set[str], unknown_types: str, stats: dict[str, int]) -> str | None:
+    t = re.sub(r"[\s\-]+", "_", unquote(raw).strip().upper()).strip("_")
+    if t in allowed:
+        return t
+    for cand in (TYPE_ALIASES.get(t), t[:-1] if t.endswith("S") else None, TYPE_ALIASES.get(t[:-1])):
+        if cand and cand in allowed:
+            stats["aliased_type"] += 1
+            return cand
+    stats["unknown_type"] += 1
+    if unknown_types == "other" and "OTHER" in allowed:
+        return "OTHER"
+    return None
+
+
+def sanitize(
+    parsed: ParsedOutput,
+    *,
+    entity_types: Sequence[str],
+    unknown_types: Literal["other", "drop"] = "other",
+    orphan_relations: Literal["drop", "add"] = "drop",
+    max_entities: int = 60,
+    max_relations: int = 80,
+    max_attributes: int = 30,
+    default_confidence: float = 0.8,
+) -> tuple[ParsedOutput, dict[str, int]]:
+    """Clean one chunk's (merged) output; returns the clean output and counts of every change.
+
+    Entities: types uppercased, aliases mapped (ORG -> ORGANIZATION, GPE -> LOCATION, plurals ...) when
+    the target is allowed, unknown types -> OTHER (or dropped with ``unknown_types="drop"`` or when
+    OTHER is not allowed); empty, pronoun and overlong names dropped; duplicates by normalized name
+    merged (first name, type and pass kept, distinct descriptions joined up to 500 chars); a name seen
+    with another type keeps its first type. Relations: endpoints matched by normalized name and
+    rewritten to the entity's name; an unknown endpoint drops the relation, or with
+    ``orphan_relations="add"`` adds the endpoint as an OTHER entity (when OTHER is allowed); the same
+    policy applies to attributes of unknown entities. Self-relations dropped; duplicates by (source,
+    target, relation type) merged (max strength, keywords union). Strength/confidence clamped to
+    [0, 1], missing confidence -> ``default_confidence``. Caps: entities (in order), then relations
+    whose endpoints survived, then attributes.
+    """
+    allowed = {t.strip().upper() for t in entity_types}
+    stats = dict.fromkeys(SANITIZE_STATS, 0)
+    clean = ParsedOutput(
+        bad_lines=list(parsed.bad_lines), complete=parsed.complete, nothing_missing=parsed.nothing_missing
+    )
+
+    # entities
+    by_key: dict[str, Entity] = {}
+    for e in parsed.entities:
+        name = _clean_name(e.name)
+        key = _name_key(name)
+        if key is None:
+            stats["dropped_entities"] += 1
+            continue
+        etype = _resolve_type(e.type, allowed, unknown_types, stats)
+        if etype is None:
+            stats["dropped_entities"] += 1
+            continue
+        kept = by_key.get(key)
+        if kept is None:
+            by_key[key] = Entity(name, etype, " ".join(e.description.split()), e.gleaning_pass)
+            continue
+        stats["merged_entities"] += 1
+        if kept.type != etype:
+            stats["type_conflicts"] += 1
+        kept.description = _join_text(kept.description, " ".join(e.description.split()))
+
+    def endpoint(name: str, gleaning_pass: int) -> Entity | None:
+        name = _clean_name(name)
+        key = _name_key(name)
+        if key is None:
+            return None
+        hit = by_key.get(key)
+        if hit is None and orphan_relations == "add" and "OTHER" in allowed:
+            hit = by_key[key] = Entity(name, "OTHER", "", gleaning_pass)
+            stats["entities_added"] += 1
+        return hit
+
+    # relations (orphans may add entities, so they resolve before the entity cap)
+    rel_by_key: dict[tuple[str, str, str], tuple[Relation, str, str]] = {}
+    for r in parsed.relations:
+        src, tgt = endpoint(r.source, r.gleaning_pass), endpoint(r.target, r.gleaning_pass)
+        if src is None or tgt is None:
+            stats["orphan_relations_dropped"] += 1
+            continue
+        if src is tgt:
+            stats["self_relations_dropped"] += 1
+            continue
+        strength = _unit(r.strength, 1.0, stats)
+        kws = _union_keywords(r.keywords, "")
+        skey, tkey = _normalized(src.name), _normalized(tgt.name)
+        rkey = (skey, tkey, relation_type_from_keywords(kws))
+        kept_r = rel_by_key.get(rkey)
+        if kept_r is None:
+            rec_r = Relation(src.name, tgt.name, kws, " ".join(r.description.split()), strength, r.gleaning_pass)
+            rel_by_key[rkey] = (rec_r, skey, tkey)
+            continue
+        stats["merged_relations"] += 1
+        rec_r = kept_r[0]
+        rec_r.strength = max(rec_r.strength, strength)
+        rec_r.keywords = _union_keywords(rec_r.keywords, kws)
+        rec_r.description = _join_text(rec_r.description, " ".join(r.description.split()))
+
+    # attributes
+    att_by_key: dict[tuple[str, str, str], tuple[Attribute, str]] = {}
+    for a in parsed.attributes:
+        key_name = attr_key(a.key)
+        value = " ".join(unquote(a.value).split())
+        if not key_name or not value:
+            stats["dropped_attributes"] += 1
+            continue
+        ent = endpoint(a.entity, a.gleaning_pass)
+        if ent is None:
+            stats["orphan_attributes_dropped"] += 1
+            continue
+        conf = _unit(a.confidence, default_confidence, stats)
+        ekey = _normalized(ent.name)
+        akey = (ekey, key_name, value.casefold())
+        kept_a = att_by_key.get(akey)
+        if kept_a is None:
+            att_by_key[akey] = (Attribute(ent.name, key_name, value, conf, a.gleaning_pass), ekey)
+            continue
+        stats["merged_attributes"] += 1
+        kept_a[0].confidence = max(kept_a[0].confidence or 0.0, conf)
+
+    # caps
+    entities = list(by_key.items())
+    if len(entities) > max_entities:
+        stats["capped_entities"] = len(entities) - max_entities
+        entities = entities[:max_entities]
+    kept_keys = {k for k, _ in entities}
+    clean.entities = [e for _, e in entities]
+    relations = [r for r, s, t in rel_by_key.values() if s in kept_keys and t in kept_keys]
+    stats["capped_relations"] = len(rel_by_key) - len(relations)
+    if len(relations) > max_relations:
+        stats["capped_relations"] += len(relations) - max_relations
+        relations = relations[:max_relations]
+    clean.relations = relations
+    attributes = [a for a, e in att_by_key.values() if e in kept_keys]
+    stats["capped_attributes"] = len(att_by_key) - len(attributes)
+    if len(attributes) > max_attributes:
+        stats["capped_attributes"] += len(attributes) - max_attributes
+        attributes = attributes[:max_attributes]
+    clean.attributes = attributes
+    return clean, stats
+
+
+# --------------------------------------------------------------------------------------------------
+# Records for the row builder
+
+
+def _find_span(text: str, name: str) -> tuple[int, int] | None:
+    """First case-insensitive occurrence of ``name`` in ``text`` (whitespace-flexible, whole words first)."""
+    tokens = name.split()
+    if not tokens or not text:
+        return None
+    # Fast path (no regex compile per name): a whole-word, case-insensitive exact occurrence.
+    lowered, needle = text.lower(), " ".join(tokens).lower()
+    at = lowered.find(needle)
+    while at != -1:
+        end = at + len(needle)
+        if (at == 0 or not lowered[at - 1].isalnum()) and (end == len(lowered) or not lowered[end].isalnum()):
+            return at, end
+        at = lowered.find(needle, at + 1)
+    body = r"\s+".join(re.escape(t) for t in tokens)
+    m = re.search(r"(?<!\w)" + body + r"(?!\w)", text, re.IGNORECASE) or re.search(body, text, re.IGNORECASE)
+    return (m.start(), m.end()) if m else None
+
+
+def row_records(
+    parsed: ParsedOutput, chunk_text: str | None
+) -> tuple[list[MentionRecord], list[RelationRecord], list[ObservationRecord]]:
+    """One chunk's (sanitized) answer as records for the row builder.
+
+    Each entity is a mention spanning the first case-insensitive occurrence of its name in the chunk
+    text (no span when the name does not occur); models give no confidence for entities. Relation
+    endpoints and attribute entities are resolved by normalized name to the first entity with that
+    name; unresolved ones are skipped. Relation types come from the keywords
+    (:func:`relation_type_from_keywords`), attribute keys are snake_cased (:func:`attr_key`).
+    """
+    text = chunk_text or ""
+    mentions: list[MentionRecord] = []
+    index: dict[str, int] = {}  # normalized name -> first entity with it
+    for e in parsed.entities:
+        span = _find_span(text, e.name)
+        index.setdefault(_normalized(e.name), len(mentions))
+        mentions.append(MentionRecord(
+            e.name, e.type, e.description, None, span[0] if span else None, span[1] if span else None, e.gleaning_pass,
+        ))
+    relations = []
+    for r in parsed.relations:
+        src, tgt = index.get(_normalized(r.source)), index.get(_normalized(r.target))
+        if src is not None and tgt is not None:
+            relations.append(RelationRecord(src, tgt, relation_type_from_keywords(r.keywords), r.keywords,
+                                            r.description, r.strength, r.gleaning_pass))
+    observations = []
+    for a in parsed.attributes:
+        subject = index.get(_normalized(a.entity))
+        if subject is not None:
+            observations.append(ObservationRecord(subject, attr_key(a.key), a.value, a.confidence, a.gleaning_pass))
+    return mentions, relations, observations

@@ -1,0 +1,85 @@
+"""The heuristic extractor: per chunk, sentences, then mentions, attributes and relations; the rows of a
+batch come from the shared row builder (:func:`kg_assets.core.extraction.rows.build_rows`).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES
+from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, MentionRecord, build_rows
+from kg_assets.extractors.base import settings_digest
+from kg_assets.extractors.heuristic.attributes import AttributeReader
+from kg_assets.extractors.heuristic.lexicon import BUILTIN_GAZETTEER, word_key
+from kg_assets.extractors.heuristic.mentions import MentionFinder
+from kg_assets.extractors.heuristic.relations import relations
+from kg_assets.extractors.heuristic.sentences import split_sentences
+
+MAX_DESCRIPTION = 300  # a mention's description is its sentence, cut to this many characters
+
+
+class HeuristicExtractor:
+    """Rule-based extractor; see the package docstring for the rules and their limits."""
+
+    name = "heuristic"
+    # 2: attribute observations, cue-based retyping of weak mentions; 3: ids from the shared row builder
+    code_version = "heuristic-3"
+
+    def __init__(
+        self,
+        entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES,
+        gazetteer: dict[str, str] | None = None,
+    ) -> None:
+        self.entity_types = tuple(t.upper() for t in entity_types)
+        self._allowed = frozenset(self.entity_types)
+        self._gazetteer: dict[str, str] = {word_key(k): v.upper() for k, v in BUILTIN_GAZETTEER.items()}
+        if gazetteer:
+            self._gazetteer.update({word_key(k): v.upper() for k, v in gazetteer.items()})
+        self._mentions = MentionFinder(self._allowed, self._gazetteer)
+        # The types and the gazetteer change what is found, so they are part of the version.
+        self.version = f"{self.code_version}/{settings_digest(entity_types=self.entity_types, gazetteer=gazetteer or {})}"
+
+    # --- public ----------------------------------------------------------------------------------
+    def extract(self, chunks: pl.DataFrame) -> ExtractionResult:
+        n = chunks.height
+
+        def column(name: str) -> list:
+            return chunks.get_column(name).to_list() if name in chunks.columns else [None] * n
+
+        records = []
+        for cid, did, text, chunk_hash in zip(column("chunk_id"), column("document_id"), column("text"),
+                                              column("content_hash")):
+            chunk = ChunkRecords(cid, did, chunk_hash)
+            try:
+                chunk.mentions, chunk.relations, chunk.observations = self._extract_text(text)
+            except Exception as exc:  # one bad chunk never fails the batch
+                chunk.error = f"{type(exc).__name__}: {exc}"
+            records.append(chunk)
+        return build_rows(records, extractor=self.name, extractor_version=self.version)
+
+    def _extract_text(self, text: object):
+        """Mention, relation and observation records of one chunk (relations and observations point at
+        mentions by index)."""
+        if not isinstance(text, str):
+            raise TypeError(f"chunk text must be a string, got {type(text).__name__}")
+        if not text.strip():
+            return [], [], []
+        sentences = split_sentences(text)
+        if not sentences:
+            return [], [], []
+        spans = self._mentions.find(text, sentences)
+        if not spans:
+            return [], [], []
+        # Cues may retype weak mentions, so attributes are read before the mentions are written.
+        observations = AttributeReader(text, spans, sentences, self._allowed, self._gazetteer).read()
+        descriptions: dict[int, str] = {}
+
+        def sentence_text(idx: int) -> str:
+            d = descriptions.get(idx)
+            if d is None:
+                s, e = sentences[idx]
+                d = descriptions[idx] = " ".join(text[s:e].split())[:MAX_DESCRIPTION]
+            return d
+
+        mentions = [MentionRecord(sp.name, sp.etype, sentence_text(sp.sent), sp.conf, sp.start, sp.end) for sp in spans]
+        return mentions, relations(text, spans, sentence_text), observations

@@ -1,0 +1,422 @@
+"""Mention finding and typing for the heuristic extractor.
+
+Mentions
+    A mention is a span of capitalised tokens (``Sarah``, ``DuckDB``, ``NASA``, ``U.S.``, ``Inc.``,
+    ``Coca-Cola``, ``AT&T``, ``O'Brien``, ``iPhone``) separated by single spaces. Inner connectors are
+    kept only where they usually belong to a name: particles (``de``, ``van``, ``von der``, ``da``) and
+    ``&`` always; ``of``/``for``/``on`` after an organisation/event/place head word (``Bank of America``,
+    ``Center for Disease Control``, ``Conference on Machine Learning``) and ``of`` after a single token
+    (``Statue of Liberty``); ``and`` only inside a span that already holds ``of``/``for``/``on``
+    (``Ministry of Science and Technology``). A trailing year joins the span (``NeurIPS 2025``).
+    Function words and sentence openers (``The``, ``A``, ``In``, ``This``,
+    ``However``, ``He``, ``They`` ...) and weekday names never belong to a span, so a leading ``The`` is
+    stripped; spans made only of month names (``March``, ``May 2024``), one-character spans and spans
+    whose name normalises to nothing (non-Latin scripts) are dropped. A possessive ``'s`` ends a span and
+    is not part of the name. ``char_start``/``char_end`` index the chunk text: ``text[s:e] == name``.
+
+Types (first rule that fires; confidence in brackets)
+    1. honorific/title before the span (``Dr.``, ``Prof.``, ``Mr.``, ``Ms.``, ``Sir``, ``CEO``, ``CTO``,
+       ``President``, ``Senator`` ...) -> PERSON, the title is not part of the name [0.85]
+    2. gazetteer (built-in few dozen well-known countries, cities, companies, technologies, products,
+       concepts; extendable with ``gazetteer=``), exact name, case-insensitive [0.9]
+    3. head word in a span of 2+ words, scanned from the end: corporate/institution heads (``Inc``,
+       ``Corp``, ``Ltd``, ``LLC``, ``GmbH``, ``Company``, ``Lab``, ``University``, ``Institute``, ``Bank``,
+       ``Ministry``, ``Robotics``, ``Analytics``, ``Systems``, ``Technologies`` ...) -> ORGANIZATION [0.8];
+       event heads (``Summit``, ``Conference``, ``Festival``, ``War``, ``Olympics``, ``Championship`` ...)
+       -> EVENT [0.75]; place heads (``River``, ``Lake``, ``Valley``, ``Island``, ``Republic`` ...) ->
+       LOCATION [0.75]
+    4. 2-4 words starting with a common given name (``Sarah Chen``) -> PERSON [0.7]
+    5. single common given name (``Sarah``) -> PERSON [0.55]
+    6. name + year (``NeurIPS 2025``) -> EVENT [0.6]
+    7. place preposition right before (``in``, ``at``, ``from``, ``near``, ``to`` ...; not in
+       "according to") -> LOCATION [0.6]
+    8. otherwise OTHER [0.4]
+    Within one chunk: an ALLCAPS acronym in parentheses right after a span (``Quantum Dynamics Lab
+    (QDL)``) takes that span's type (unless it is strongly typed itself) and is not a relation endpoint
+    in that sentence (no relation between a name and its own acronym); a weakly typed mention
+    (confidence < 0.7) whose exact name got a strong type elsewhere in the chunk takes it [0.7]; a
+    single-word mention equal to the last word of an earlier PERSON span (``Chen`` after ``Sarah Chen``)
+    is PERSON [0.7] and keeps its own name. A sentence-initial single word with no cue at all
+    (``Researchers found ...``) is dropped unless the same name also occurs mid-sentence in the chunk.
+    Types outside ``entity_types`` become OTHER (or the mention is dropped when OTHER is not allowed
+    either). A sentence-initial single word directly followed by ``is headquartered in`` / ``moved its
+    headquarters`` is kept (it is an organisation subject).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+from kg_assets.extractors.heuristic.lexicon import (
+    CONNECTORS,
+    DETERMINERS,
+    FUNCTION_WORDS,
+    GIVEN_NAMES,
+    HEAD_TYPES,
+    HONORIFICS,
+    MONTHS,
+    NOT_PLACE_BEFORE_PREP,
+    PARTICLES,
+    PLACE_PREPOSITIONS,
+    REPORTING,
+    STOPWORDS,
+    TITLES_ANYWHERE,
+    UPPER,
+    VERB_FORMS,
+    word_key,
+)
+
+_CACHE_LIMIT = 200_000  # distinct span strings remembered per finder
+
+CONF_HONORIFIC = 0.85
+CONF_GAZETTEER = 0.9
+CONF_GIVEN_NAME = 0.7
+CONF_CHUNK_CONTEXT = 0.7  # acronym / same name / surname of an earlier PERSON in the chunk
+CONF_SINGLE_GIVEN = 0.55
+CONF_YEAR_EVENT = 0.6
+CONF_PREPOSITION = 0.6
+CONF_FALLBACK = 0.4
+STRONG = 0.7  # a type this sure is not overridden by context in the chunk
+
+_SP = "[ \t\u00a0]"
+_ABBR_DOT = (
+    r"(?:Inc|Corp|Ltd|Co|Jr|Sr|Bros|St|Mt|Ft|Dr|Prof|Mr|Mrs|Ms|Mx|Gen|Sen|Rep|Rev|Capt|Lt|Col|Sgt"
+    r"|Gov|Pres|Hon)\."
+)
+_CAPWORD = (
+    rf"(?:{_ABBR_DOT}"
+    rf"|(?:[{UPPER}]\.){{2,}}"  # U.S., U.K., U.S.A.
+    rf"|[{UPPER}]\.(?={_SP}[{UPPER}])"  # middle initial: John F. Kennedy
+    rf"|[{UPPER}][\w'’]*(?:[&-][{UPPER}0-9][\w'’]*)*(?![\w&])"  # Sarah, DuckDB, Coca-Cola, AT&T, O'Brien
+    rf"|[a-z]{{1,3}}[{UPPER}][\w'’]*(?![\w&]))"  # iPhone, eBay, macOS
+)
+_CONN = r"(?:of|for|on|and|de|du|da|di|del|della|der|den|van|von|la|le|y|&)(?:[ \t](?:the|der|den|de|la))?"
+_SPAN_RE = re.compile(
+    rf"(?<![\w'’]){_CAPWORD}(?:{_SP}(?:{_CONN}{_SP})?{_CAPWORD})*(?:{_SP}(?:1[5-9]|20)\d\d(?!\w))?"
+)
+_NEXT_WORD_RE = re.compile(r"[ \t]+([a-z][a-z'’-]*)")
+_HAS_WORD_RE = re.compile(r"\w")
+# A sentence-initial single word followed by one of these is an organisation subject, not noise.
+_HQ_SUBJECT_RE = re.compile(
+    r"\s+(?:(?:is|was)\s+(?:now\s+|currently\s+)?headquartered\s+in|(?:moved|relocated)\s+(?:its|their)\s+"
+    r"(?:headquarters|HQ|head\s+office))\b"
+)
+
+
+class Span:
+    """One mention candidate in a chunk: its place, words, the cues around it and its current type."""
+
+    __slots__ = (
+        "start", "end", "name", "words", "honor", "year", "prev1", "prev2",
+        "sent", "initial", "modifier", "etype", "conf", "cue", "has_conn",
+    )
+
+    def __init__(self) -> None:
+        self.honor = False
+        self.year = False
+        self.prev1: str | None = None
+        self.prev2: str | None = None
+        self.initial = False
+        self.modifier = False
+        self.has_conn = False
+
+
+class MentionFinder:
+    """Finds and types the mentions of a chunk (rules above); one per extractor, it caches span splits."""
+
+    def __init__(self, allowed: frozenset[str], gazetteer: dict[str, str]) -> None:
+        self._allowed = allowed
+        self._gazetteer = gazetteer  # word_key(name) -> type
+        self._decomp_cache: dict[str, tuple[tuple, ...]] = {}
+
+    def find(self, text: str, sentences: list[tuple[int, int]]) -> list[Span]:
+        """The typed mentions of one chunk in text order (``sentences`` from ``split_sentences``)."""
+        spans = self._spans(text, sentences, [s for s, _ in sentences])
+        if spans:
+            self._resolve_in_chunk(text, spans)
+        return spans
+
+    def _decompose(self, group: str) -> tuple[tuple, ...]:
+        """Split one capitalised-span match into name sub-spans (cached: surface strings repeat a lot).
+
+        Each sub-span is (rel_start, rel_end, words, honorific, year, prev1, prev2, first_in_match,
+        has_of, base_type) with offsets relative to the match and base_type the context-free type cue
+        (None when only the words around the match can decide).
+        """
+        cached = self._decomp_cache.get(group)
+        if cached is not None:
+            return cached
+        # tokens are separated by exactly one blank character, so a plain split keeps exact offsets
+        toks: list[tuple[int, int, str]] = []
+        pos = 0
+        for w in group.replace("\t", " ").replace("\u00a0", " ").split(" "):
+            toks.append((pos, pos + len(w), w))
+            pos += len(w) + 1
+        cur: list[tuple[int, int, str]] = []
+        pending: list[str] = []
+        honor_pending = False
+        cur_honor = False
+        cur_has_of = False
+        prev_word: str | None = None  # lowercase previous token inside the match
+        prev_prev: str | None = None
+        cur_prev: tuple[str | None, str | None] = (None, None)
+        cur_first = False
+        year = False
+        subs: list[tuple[list, bool, bool, tuple, bool, bool]] = []
+
+        def flush() -> None:
+            nonlocal cur, year, cur_has_of
+            if cur:
+                subs.append((cur, cur_honor, year, cur_prev, cur_first, cur_has_of))
+            cur = []
+            year = False
+            cur_has_of = False
+
+        for ti, (ts, te, w) in enumerate(toks):
+            lw = w.lower()
+            if lw in CONNECTORS and not w[0].isupper():
+                if cur:
+                    pending.append(lw)
+                else:
+                    honor_pending = False
+                prev_prev, prev_word = prev_word, lw
+                continue
+            if w.isdigit():  # trailing year
+                if cur and not pending:
+                    cur.append((ts, te, w))
+                    year = True
+                flush()
+                pending = []
+                prev_prev, prev_word = prev_word, lw
+                continue
+            key = lw.rstrip(".")
+            if key in TITLES_ANYWHERE or (key in HONORIFICS and not cur):
+                flush()
+                pending = []
+                honor_pending = ti + 1 < len(toks) and toks[ti + 1][2][0].isupper()
+                prev_prev, prev_word = prev_word, lw
+                continue
+            if lw in STOPWORDS and not (w.isupper() and len(w) > 1):
+                flush()
+                pending = []
+                honor_pending = False
+                prev_prev, prev_word = prev_word, lw
+                continue
+            # possessive / trailing apostrophe
+            possessive = False
+            if lw.endswith(("'s", "’s")) and len(w) > 2:
+                te -= 2
+                w = w[:-2]
+                possessive = True
+            while w and w[-1] in "'’":
+                te -= 1
+                w = w[:-1]
+                possessive = True
+            if not w:
+                flush()
+                pending = []
+                continue
+            if cur and pending:
+                if self._keep_connector(cur, pending, w, cur_has_of):
+                    if pending[0] in ("of", "for", "on"):
+                        cur_has_of = True
+                else:
+                    flush()
+            pending = []
+            if not cur:
+                cur_honor = honor_pending
+                cur_prev = (prev_word, prev_prev)
+                cur_first = ti == 0
+                honor_pending = False
+            cur.append((ts, te, w))
+            prev_prev, prev_word = prev_word, lw
+            if possessive:
+                flush()
+        flush()
+
+        out = []
+        for toks_, honor, has_year, (p1, p2), first_in_match, has_of in subs:
+            start = toks_[0][0]
+            end = toks_[-1][1]
+            name = group[start:end]
+            if len(name) < 2 or name.isdigit():
+                continue
+            name_toks = toks_[:-1] if has_year else toks_
+            words = tuple(word_key(t[2]) for t in name_toks if t[2] not in CONNECTORS)
+            if not words or all(wd in MONTHS for wd in words):
+                continue
+            base = self._own_type(name, words, honor, has_year, has_of)
+            out.append((start, end, words, honor, has_year, p1, p2, first_in_match, has_of, base))
+        result = tuple(out)
+        if len(self._decomp_cache) >= _CACHE_LIMIT:
+            self._decomp_cache.clear()
+        self._decomp_cache[group] = result
+        return result
+
+    def _spans(self, text: str, sentences: list[tuple[int, int]], sent_starts: list[int]) -> list[Span]:
+        spans: list[Span] = []
+        for m in _SPAN_RE.finditer(text):
+            ms = m.start()
+            for sub in self._decompose(m.group()):
+                rs, re_, words, honor, has_year, p1, p2, first_in_match, has_of, base = sub
+                start = ms + rs
+                end = ms + re_
+                sp = Span()
+                sp.start, sp.end, sp.name = start, end, text[start:end]
+                sp.words = words
+                sp.honor = honor
+                sp.year = has_year
+                sp.has_conn = has_of
+                sent = bisect_right(sent_starts, start) - 1
+                if sent < 0:
+                    sent = 0
+                sp.sent = sent
+                if first_in_match:
+                    ss = sentences[sent][0]
+                    before = text[max(ss, start - 40):start]
+                    if not before:
+                        p1 = p2 = None
+                    elif not before[-1].isspace():
+                        p1, p2 = before[-1], None  # glued to punctuation, e.g. "(QDL" or "“Boston"
+                    else:
+                        parts = before.split()
+                        p1 = parts[-1].lower() if parts else None
+                        p2 = parts[-2].lower() if len(parts) > 1 else None
+                    sp.initial = _HAS_WORD_RE.search(text, ss, start) is None
+                sp.prev1, sp.prev2 = p1, p2
+                # attributive use: "the AI team", "Boston-based"
+                if text[end:end + 1] == "-" and text[end + 1:end + 2].islower():
+                    sp.modifier = True
+                elif p1 in DETERMINERS:
+                    nm = _NEXT_WORD_RE.match(text, end)
+                    if nm is not None:
+                        nw = nm.group(1)
+                        if (
+                            nw not in FUNCTION_WORDS
+                            and nw not in VERB_FORMS
+                            and nw not in REPORTING
+                            and not (len(nw) >= 5 and nw.endswith("ed"))
+                        ):
+                            sp.modifier = True
+                if base is not None:
+                    sp.etype, sp.conf, sp.cue = base
+                elif p1 in PLACE_PREPOSITIONS and p2 not in NOT_PLACE_BEFORE_PREP:
+                    sp.etype, sp.conf, sp.cue = "LOCATION", CONF_PREPOSITION, "preposition"
+                else:
+                    sp.etype, sp.conf, sp.cue = "OTHER", CONF_FALLBACK, "fallback"
+                spans.append(sp)
+        return spans
+
+    def _keep_connector(self, cur: list, pending: list[str], right: str, has_of: bool) -> bool:
+        first = pending[0]
+        if first in PARTICLES or first == "&":
+            return True
+        last = word_key(cur[-1][2])
+        if first in ("of", "for", "on"):
+            if last in HEAD_TYPES:
+                return True
+            return (
+                first == "of"
+                and len(cur) == 1
+                and last not in GIVEN_NAMES
+                and word_key(right) not in self._gazetteer
+            )
+        if first == "and":
+            return has_of and word_key(right) not in self._gazetteer
+        return False
+
+    def _own_type(
+        self, name: str, words: tuple[str, ...], honor: bool, year: bool, has_of: bool
+    ) -> tuple[str, float, str] | None:
+        """Rules 1-6 of the module docstring; None leaves it to the preposition cue or the fallback."""
+        head = None
+        if len(words) >= 2:
+            for wd in reversed(words):
+                ht = HEAD_TYPES.get(wd)
+                if ht is not None:
+                    head = ht
+                    break
+        if honor:
+            if head is not None and head[0] == "ORGANIZATION":
+                return head[0], head[1], "head"
+            return "PERSON", CONF_HONORIFIC, "honorific"
+        g = self._gazetteer.get(word_key(name))
+        if g is not None:
+            return g, CONF_GAZETTEER, "gazetteer"
+        if head is not None:
+            return head[0], head[1], "head"
+        if 2 <= len(words) <= 4 and words[0] in GIVEN_NAMES and not has_of and not year:
+            return "PERSON", CONF_GIVEN_NAME, "given_name"
+        if len(words) == 1 and words[0] in GIVEN_NAMES:
+            return "PERSON", CONF_SINGLE_GIVEN, "given_name"
+        if year:
+            return "EVENT", CONF_YEAR_EVENT, "year"
+        return None
+
+    def _resolve_in_chunk(self, text: str, spans: list[Span]) -> None:
+        # acronym in parentheses right after a span takes that span's type
+        for k in range(1, len(spans)):
+            sp = spans[k]
+            w = sp.name
+            if (
+                len(sp.words) == 1
+                and w.isupper()
+                and text[sp.start - 1:sp.start] == "("
+                and text[sp.end:sp.end + 1] == ")"
+            ):
+                prev = spans[k - 1]
+                if not text[prev.end:sp.start - 1].strip():
+                    sp.modifier = True  # an alias of the span before it, not a relation endpoint there
+                    if sp.conf < STRONG:
+                        sp.etype, sp.conf, sp.cue = prev.etype, max(prev.conf, CONF_CHUNK_CONTEXT), "acronym"
+        # same exact name typed strongly elsewhere in the chunk
+        strong: dict[str, tuple[str, float]] = {}
+        for sp in spans:
+            if sp.conf >= STRONG:
+                cur = strong.get(sp.name)
+                if cur is None or sp.conf > cur[1]:
+                    strong[sp.name] = (sp.etype, sp.conf)
+        person_last: dict[str, int] = {}  # last word of a PERSON span -> first offset seen
+        for sp in spans:
+            if sp.conf < STRONG:
+                hit = strong.get(sp.name)
+                if hit is not None:
+                    sp.etype, sp.conf, sp.cue = hit[0], CONF_CHUNK_CONTEXT, "same_name"
+            if sp.etype == "PERSON" and len(sp.words) >= 2:
+                last = sp.name.rsplit(None, 1)[-1]
+                person_last.setdefault(last, sp.start)
+        if person_last:
+            for sp in spans:
+                if (
+                    len(sp.words) == 1
+                    and sp.cue not in ("honorific", "acronym")
+                    and sp.etype != "PERSON"
+                    and person_last.get(sp.name, sp.start) < sp.start
+                ):
+                    sp.etype, sp.conf, sp.cue = "PERSON", CONF_CHUNK_CONTEXT, "surname"
+        # sentence-initial single words with no cue need support elsewhere in the chunk
+        if any(sp.initial and sp.cue == "fallback" and len(sp.words) == 1 for sp in spans):
+            mid = {sp.name for sp in spans if not sp.initial}
+            spans[:] = [
+                sp
+                for sp in spans
+                if not (
+                    sp.initial
+                    and sp.cue == "fallback"
+                    and len(sp.words) == 1
+                    and sp.name not in mid
+                    and _HQ_SUBJECT_RE.match(text, sp.end) is None  # "Northwind is headquartered in ..."
+                )
+            ]
+        allowed = self._allowed
+        if any(sp.etype not in allowed for sp in spans):
+            keep = []
+            for sp in spans:
+                if sp.etype not in allowed:
+                    if "OTHER" not in allowed:
+                        continue
+                    sp.etype = "OTHER"
+                keep.append(sp)
+            spans[:] = keep
+

@@ -1,0 +1,92 @@
+"""Relations between the mentions of a sentence, for the heuristic extractor.
+
+Relations
+    Per sentence, mentions in order of appearance, skipping attributive ones (``the AI team``: after a
+    determiner and before a lowercase noun, or before ``-based``-like compounds). Each adjacent pair of
+    distinct entities gives one relation, at most 3 per sentence (no cliques). Keywords are the words
+    between the two mentions without function words and titles (up to 5, lowercase). The type is the
+    first verb-like word between them plus a directly following preposition, in UPPER_SNAKE (``leads
+    the AI team at`` -> LEADS, ``works at`` -> WORKS_AT, ``was founded by`` -> FOUNDED_BY) with strength
+    1.0. Verb-like: an inflected form (-s, -ed, -ing, irregular past) of a ~200-verb list, any lowercase
+    word of 5+ letters ending in -ed, or a bare listed verb right after an auxiliary or "to" ("will
+    acquire"); auxiliaries themselves are skipped. Without a verb (or when more than 12 words separate
+    the two) it is RELATED_TO with strength 0.5 (co-occurrence). Direction is textual order (source
+    before target). A pair repeated in a chunk with the same type is one relation (same relation_id).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from kg_assets.core.extraction.rows import RelationRecord
+from kg_assets.extractors.heuristic.lexicon import (
+    BASE_AFTER,
+    FUNCTION_WORDS,
+    HONORIFICS,
+    NOT_VERBS_ED,
+    RELATION_PREPOSITIONS,
+    VERB_BASES,
+    VERB_FORMS,
+    WORD_RE,
+)
+from kg_assets.extractors.heuristic.mentions import Span
+
+MAX_PAIRS_PER_SENTENCE = 3
+MAX_KEYWORDS = 5
+MAX_VERB_GAP = 12  # words; farther apart than this is co-occurrence only
+STRENGTH_VERB = 1.0
+STRENGTH_COOCCURRENCE = 0.5
+_UPPER_SNAKE_RE = re.compile(r"[^0-9A-Za-z]+")
+
+
+def relations(text: str, spans: list[Span], sentence_text: Callable[[int], str]) -> list[RelationRecord]:
+    """Relations of one chunk's mentions (rules above); ``sentence_text(i)`` is the i-th sentence, as description."""
+    out: list[RelationRecord] = []
+    k = 0
+    n = len(spans)
+    while k < n:
+        sent = spans[k].sent
+        endpoints: list[int] = []
+        while k < n and spans[k].sent == sent:
+            if not spans[k].modifier:
+                endpoints.append(k)
+            k += 1
+        pairs = 0
+        for a, b in zip(endpoints, endpoints[1:]):
+            if pairs >= MAX_PAIRS_PER_SENTENCE:
+                break
+            sa, sb = spans[a], spans[b]
+            if sa.etype == sb.etype and sa.name == sb.name:
+                continue
+            words = WORD_RE.findall(text, sa.end, sb.start)
+            rtype = None
+            if len(words) <= MAX_VERB_GAP:
+                for i, w in enumerate(words):
+                    if w[0].isupper():
+                        continue
+                    lw = w.lower()
+                    if lw in FUNCTION_WORDS:
+                        continue
+                    if (
+                        lw in VERB_FORMS
+                        or (len(lw) >= 5 and lw.endswith("ed") and lw not in NOT_VERBS_ED)
+                        or (lw in VERB_BASES and i > 0 and words[i - 1].lower() in BASE_AFTER)
+                    ):
+                        rtype = lw
+                        if i + 1 < len(words) and words[i + 1].lower() in RELATION_PREPOSITIONS:
+                            rtype += "_" + words[i + 1].lower()
+                        break
+            lowered = [w.lower() for w in words]
+            kws = [lw for lw in lowered if lw not in FUNCTION_WORDS and lw not in HONORIFICS]
+            kws = kws[:MAX_KEYWORDS]
+            keywords = " ".join(kws) if kws else None
+            if rtype is None:
+                relation_type, strength = "RELATED_TO", STRENGTH_COOCCURRENCE
+            else:
+                relation_type = _UPPER_SNAKE_RE.sub("_", rtype).strip("_").upper()
+                strength = STRENGTH_VERB
+            out.append(RelationRecord(a, b, relation_type, keywords, sentence_text(sent), strength))
+            pairs += 1
+    return out
+

@@ -1,1 +1,0 @@
-"""Extractors behind one small interface: the offline heuristic baseline and LLM providers."""
