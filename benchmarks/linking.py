@@ -175,8 +175,9 @@ def run_sizes(sizes: list[int], seed: int) -> int:
 
 
 def run_eval() -> int:
-    from kg_assets.core.link_scoring import read_mentions, redocred_mentions, score_linking
-    from kg_assets.core.linking import ExactIdLinker, NameLinker, containment_linker, exact_name_linker, fuzzy_linker
+    from kg_assets.core.linking import NameLinker
+    from kg_assets.evaluation.baselines import ExactIdLinker, containment_linker, exact_name_linker, fuzzy_linker
+    from kg_assets.evaluation.linking import read_mentions, redocred_mentions, score_linking
 
     sets = []
     if (EVAL_DIR / "ecbplus_dev_mentions.jsonl").exists():

@@ -2,15 +2,9 @@ import polars as pl
 import pytest
 
 from kg_assets.core import schemas
-from kg_assets.core.linking import (
-    ExactIdLinker,
-    NameLinker,
-    apply_redirects,
-    containment_linker,
-    exact_name_linker,
-    fuzzy_linker,
-)
+from kg_assets.core.linking import NameLinker, apply_redirects
 from kg_assets.core.normalize import entity_id, normalize_name
+from kg_assets.evaluation.baselines import ExactIdLinker, containment_linker, exact_name_linker, fuzzy_linker
 
 
 def mentions(*rows: tuple[str, str, str]) -> pl.DataFrame:
