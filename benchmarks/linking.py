@@ -1,9 +1,9 @@
 """Entity linking benchmark: NameLinker time and peak memory on synthetic mentions, and the linkers'
 scores on the shared evaluation files.
 
-    /work/main/.venv/bin/python benchmarks/linking.py                          # sizes 10000 100000
-    /work/main/.venv/bin/python benchmarks/linking.py --sizes 10000 100000 1000000
-    /work/main/.venv/bin/python benchmarks/linking.py --eval                   # score table on ../shared/eval
+    .venv/bin/python benchmarks/linking.py                          # sizes 10000 100000
+    .venv/bin/python benchmarks/linking.py --sizes 10000 100000 1000000
+    .venv/bin/python benchmarks/linking.py --eval                   # score table on ../shared/eval
 
 Each size runs in a fresh subprocess (peak resident memory = its ru_maxrss, which includes the
 generated mentions); the generation is not timed, only `NameLinker.link` (wall seconds, and the
@@ -33,7 +33,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
 EVAL_DIR = ROOT.parent / "shared" / "eval"
-sys.path.insert(0, str(ROOT))
 
 ONSETS = ["b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z", "br", "ch", "cl",
           "dr", "fr", "gr", "kr", "pl", "sh", "st", "th", "tr"]
@@ -175,8 +174,9 @@ def run_sizes(sizes: list[int], seed: int) -> int:
 
 
 def run_eval() -> int:
-    from kg_assets.core.link_scoring import read_mentions, redocred_mentions, score_linking
-    from kg_assets.core.linking import ExactIdLinker, NameLinker, containment_linker, exact_name_linker, fuzzy_linker
+    from kg_assets.core.linking import NameLinker
+    from kg_assets.evaluation.baselines import ExactIdLinker, containment_linker, exact_name_linker, fuzzy_linker
+    from kg_assets.evaluation.linking import read_mentions, redocred_mentions, score_linking
 
     sets = []
     if (EVAL_DIR / "ecbplus_dev_mentions.jsonl").exists():

@@ -1,6 +1,6 @@
 """Throughput of the LLM extraction engine against a local OpenAI-compatible server with injected latency.
 
-For each latency L, a `FakeOpenAIServer` (kg_assets_tests/openai_server.py) is started in this process with
+For each latency L, a `FakeOpenAIServer` (kg_assets.testing.openai_server) is started in this process with
 ``latency_s=L`` and a scripted "model" that answers extraction prompts from a gazetteer of the synthetic
 chunks' names (10-25 entity lines, a relation chain and a few attributes per chunk, the gleaning pass adds
 the entities the first pass left out). The engine, ``LLMExtractor(LLMSettings(...)).extract(chunks)``, runs
@@ -17,7 +17,7 @@ sends one on every chunk (k = 2). Both are reported, k as measured.
 
 Usage::
 
-    /work/main/.venv/bin/python benchmarks/llm_extraction.py [--chunks 2000] [--latencies 0 0.2]
+    .venv/bin/python benchmarks/llm_extraction.py [--chunks 2000] [--latencies 0 0.2]
         [--concurrency 32] [--format tuple|structured] [--profile]
 
 Writes benchmarks/out/llm_extraction.json (and, with --profile, benchmarks/out/llm_extraction_<L>.prof).
@@ -38,14 +38,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 OUT = HERE / "out"
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
 
 TOKEN_TARGET = 2500  # prompt tokens per 2,000-character chunk, first pass + one gleaning pass
 
@@ -153,7 +152,7 @@ class BenchResponder:
         self.unknown = 0
 
     def __call__(self, request: dict):
-        from kg_assets_tests.scripted_llm import chunk_text, extraction_responder, is_gleaning
+        from kg_assets.testing.scripted_llm import chunk_text, extraction_responder, is_gleaning
 
         text = chunk_text(request)
         if text not in self.lookup:
@@ -175,53 +174,60 @@ class BenchResponder:
 
 # ---- the worker: one extraction in a fresh process ------------------------------------------------
 
+class StageClock:
+    """The engine's `stage_timer`: seconds and entries per stage, and, while the requests run, how late a
+    10 ms sleep wakes up on the engine's event loop (its lag) and the wall and CPU time of that phase."""
+
+    def __init__(self) -> None:
+        self.timers: dict[str, list[float]] = {}  # stage -> [seconds, entries]
+        self.lag: list[float] = []
+        self.marks: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str):
+        if name == "requests":
+            with self._requests_phase():
+                yield
+            return
+        slot = self.timers.setdefault(name, [0.0, 0])
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            slot[0] += time.perf_counter() - started
+            slot[1] += 1
+
+    @contextmanager
+    def _requests_phase(self):
+        import asyncio
+
+        async def monitor():
+            while True:
+                t = time.perf_counter()
+                await asyncio.sleep(0.01)
+                self.lag.append(time.perf_counter() - t - 0.01)
+
+        task = asyncio.get_running_loop().create_task(monitor())
+        self.marks["loop_start"], self.marks["cpu_loop_start"] = time.perf_counter(), _cpu_self()
+        try:
+            yield
+        finally:
+            self.marks["requests_done"], self.marks["cpu_requests_done"] = time.perf_counter(), _cpu_self()
+            task.cancel()
+
+
 def worker(cfg: dict) -> dict:
-    """Run LLMExtractor.extract once, with light timing wrappers; returns measurements (JSON-able)."""
-    import asyncio
+    """Run LLMExtractor.extract once, timing its stages through the engine's stage_timer; returns
+    measurements (JSON-able)."""
     import gc
 
     import polars as pl
 
     import kg_assets.extractors.llm.engine as eng
-    from kg_assets.extractors.llm.cache import LLMCache
 
     chunks = pl.read_parquet(cfg["parquet"]).head(cfg["n"])
-    timers: dict[str, list[float]] = {}  # name -> [seconds, calls]
-
-    def timed(name, fn, is_async=False):
-        slot = timers.setdefault(name, [0.0, 0])
-        if is_async:
-            async def wrapper(*a, **kw):
-                t = time.perf_counter()
-                try:
-                    return await fn(*a, **kw)
-                finally:
-                    slot[0] += time.perf_counter() - t
-                    slot[1] += 1
-        else:
-            def wrapper(*a, **kw):
-                t = time.perf_counter()
-                try:
-                    return fn(*a, **kw)
-                finally:
-                    slot[0] += time.perf_counter() - t
-                    slot[1] += 1
-        return wrapper
-
-    if cfg.get("instrument", True):
-        # Module globals of the engine are looked up at call time, so wrapping them times every use.
-        for name, group in [("parse_tuples", "parse answer"), ("from_structured", "parse answer"),
-                            ("build_messages", "build prompt"), ("build_gleaning_messages", "build prompt"),
-                            ("prompt_hash", "hash prompt (cache key)"), ("merge_passes", "merge_passes"),
-                            ("sanitize", "sanitize"), ("row_records", "rows"), ("build_rows", "rows")]:
-            setattr(eng, name, timed(group, getattr(eng, name)))
-        for name in ("get", "put", "log_call", "forget"):
-            setattr(LLMCache, name, timed(f"sqlite cache.{name}", getattr(LLMCache, name)))
-        eng.LLMExtractor._frames = timed("_frames total (after all requests)", eng.LLMExtractor._frames)
-        eng.ExtractionOut.model_validate_json = timed("parse answer", eng.ExtractionOut.model_validate_json)
-
-    lag: list[float] = []
-    marks: dict[str, float] = {}
+    clock = StageClock()
+    lag, marks = clock.lag, clock.marks
     gc_time = {"s": 0.0, "collections": [0, 0, 0], "gen2_s": 0.0}
     gc_started = [0.0]
 
@@ -235,34 +241,13 @@ def worker(cfg: dict) -> dict:
             if info["generation"] == 2:
                 gc_time["gen2_s"] += took
 
-    if cfg.get("instrument", True):
-        gc.callbacks.append(on_gc)
-    original = eng.LLMExtractor._extract_all
-
-    async def extract_all(self, *a, **kw):  # the engine's own signature, whatever it is
-        async def monitor():  # event-loop lag: how late a 10 ms sleep wakes up
-            while True:
-                t = time.perf_counter()
-                await asyncio.sleep(0.01)
-                lag.append(time.perf_counter() - t - 0.01)
-
-        task = asyncio.create_task(monitor())
-        marks["loop_start"] = time.perf_counter()
-        marks["cpu_loop_start"] = _cpu_self()
-        try:
-            return await original(self, *a, **kw)
-        finally:
-            marks["requests_done"] = time.perf_counter()
-            marks["cpu_requests_done"] = _cpu_self()
-            task.cancel()
-
-    eng.LLMExtractor._extract_all = extract_all
+    gc.callbacks.append(on_gc)
 
     settings = eng.LLMSettings(
         base_url=cfg["base_url"], api_key="bench", concurrency=cfg["concurrency"], max_gleanings=1,
         cache_path=cfg["cache_path"], output_format=cfg["format"], gleaning=cfg.get("gleaning", "auto"),
     )
-    extractor = eng.LLMExtractor(settings, run_id="bench")
+    extractor = eng.LLMExtractor(settings, run_id="bench", stage_timer=clock.stage)
     rss_before_mb = _peak_rss_mb("VmRSS")
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     profiler = None
@@ -313,7 +298,7 @@ def worker(cfg: dict) -> dict:
         "mentions": result.mentions.height,
         "relations": result.relations.height,
         "attributes": result.attributes.height,
-        "timers": {k: {"s": v[0], "calls": v[1]} for k, v in timers.items() if v[1]},
+        "timers": {k: {"s": v[0], "calls": v[1]} for k, v in clock.timers.items() if v[1]},
     }
     if profiler is not None:
         import io
@@ -385,8 +370,8 @@ def run_worker(cfg: dict) -> dict:
 
 def measure(latency: float, args, parquet: Path, lookup: dict, workdir: Path) -> dict:
     from kg_assets.core.extraction.prompts import count_message_tokens
-    from kg_assets_tests.openai_server import FakeOpenAIServer, prompt_tokens_of
-    from kg_assets_tests.scripted_llm import chunk_text, is_gleaning
+    from kg_assets.testing.openai_server import FakeOpenAIServer, prompt_tokens_of
+    from kg_assets.testing.scripted_llm import chunk_text, is_gleaning
 
     cache_path = workdir / f"cache_L{latency:g}.sqlite"
     responder = BenchResponder(lookup)

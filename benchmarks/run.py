@@ -1,6 +1,6 @@
 """Benchmark `kg run` on synthetic corpora: wall time, peak memory, rerun cost, row counts, step timings.
 
-    /work/main/.venv/bin/python benchmarks/run.py [--sizes 1000 10000] [--chars 2000] [--seed 0]
+    .venv/bin/python benchmarks/run.py [--sizes 1000 10000] [--chars 2000] [--seed 0]
                                                   [--timeout 900] [--keep]
 
 For each size: generate a corpus (benchmarks/generate_corpus.py) into a fresh temp folder under /tmp,

@@ -210,7 +210,7 @@ def cmd_eval_extraction(args: argparse.Namespace) -> int:
     import polars as pl
 
     from kg_assets.core.chunking import chunk_documents
-    from kg_assets.core.evaluation import score_document, summarize
+    from kg_assets.evaluation.extraction import score_document, summarize
     from kg_assets.core.linking import NameLinker, apply_redirects
     started = time.perf_counter()
     gold = [json.loads(line) for line in Path(args.docs).read_text().splitlines() if line.strip()]
@@ -255,7 +255,7 @@ def cmd_eval_linking(args: argparse.Namespace) -> int:
     """Linking quality on annotated mentions: writes one cluster per mention, last line is one JSON object."""
     import json
 
-    from kg_assets.core.link_scoring import link_eval_mentions, read_mentions, redocred_mentions, score_linking
+    from kg_assets.evaluation.linking import link_eval_mentions, read_mentions, redocred_mentions, score_linking
     from kg_assets.core.linking import NameLinker
 
     first = json.loads(Path(args.mentions).open().readline())

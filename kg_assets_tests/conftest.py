@@ -9,6 +9,7 @@ import pytest
 
 from kg_assets.defs.partitions import documents_partitions, range_tags
 from kg_assets.storage.warehouse import Warehouse
+from kg_assets.testing.openai_server import FakeOpenAIServer
 
 CORE_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "knowledge_graph",
                "entity_attributes")
@@ -93,14 +94,18 @@ def project(tmp_path, monkeypatch):
         yield Project(inbox=inbox, warehouse=Warehouse(db), instance=instance, defs=build_definitions())
 
 
-from kg_assets_tests.openai_server import openai_server  # noqa: E402,F401  (fixture)
+@pytest.fixture
+def openai_server():
+    """A started FakeOpenAIServer (fresh per test), stopped afterwards."""
+    with FakeOpenAIServer() as server:
+        yield server
 
 
 @pytest.fixture
-def llm_project(project, openai_server, monkeypatch):  # noqa: F811
+def llm_project(project, openai_server, monkeypatch):
     """`project` with extraction pointed at the local OpenAI-compatible test server."""
     from kg_assets.definitions import build_definitions
-    from kg_assets_tests.scripted_llm import extraction_responder
+    from kg_assets.testing.scripted_llm import extraction_responder
 
     openai_server.set_responder(extraction_responder())
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)

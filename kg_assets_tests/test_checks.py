@@ -13,6 +13,7 @@ CORRUPTIONS = {
     "relation_endpoints_exist": "UPDATE kg.local_relations SET source_id = 'entity_nowhere' WHERE relation_id IN (SELECT min(relation_id) FROM kg.local_relations)",
     "extraction_health": "UPDATE kg.chunk_extractions SET status = 'error', error = 'bad JSON from the model'",
     "entities_one_current_row": "INSERT INTO kg.entities SELECT * FROM kg.entities WHERE valid_until IS NULL LIMIT 1",
+    "entity_ids_match_names": "UPDATE kg.entities SET normalized_name = 'CHEN' WHERE valid_until IS NULL AND name = 'Sarah Chen'",
     "redirects_resolve": "INSERT INTO kg.entity_aliases (from_id, to_id, method) SELECT entity_id, 'entity_gone', 'manual' FROM kg.entities LIMIT 1",
     "attributes_one_current_row": "INSERT INTO kg.entity_attributes SELECT * FROM kg.entity_attributes WHERE valid_until IS NULL LIMIT 1",
     "edges_one_current_row": "INSERT INTO kg.graph_edges SELECT * FROM kg.graph_edges WHERE valid_until IS NULL LIMIT 1",
@@ -56,3 +57,11 @@ def test_a_failing_blocking_check_stops_downstream_assets(built):
     materialized = {m.asset_key.to_user_string() for m in result.get_asset_materialization_events()}
     assert materialized == {"documents"}
     assert built.sql("SELECT * FROM kg.chunks ORDER BY chunk_id").equals(chunks_before)
+
+
+def test_entity_ids_match_names_reports_each_renamed_or_retyped_entity(built):
+    with built.warehouse.transaction() as con:
+        con.execute(CORRUPTIONS["entity_ids_match_names"])
+        con.execute("UPDATE kg.entities SET entity_type = 'ORGANIZATION' WHERE valid_until IS NULL AND name = 'Marcus Webb' AND entity_type = 'PERSON'")
+    evaluation = _run_check(built, "entity_ids_match_names")
+    assert not evaluation.passed and evaluation.metadata["violations"].value == 2

@@ -2,8 +2,10 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from kg_assets.core.consolidate import build_edges, build_entities, build_nodes
-from kg_assets.core.linking import apply_redirects
+from kg_assets.core import schemas
+from kg_assets.core.consolidate import build_edges, build_entities, build_nodes, misnamed_entities
+from kg_assets.core.linking import NameLinker, apply_redirects
+from kg_assets.core.normalize import entity_id, normalize_name_expr, with_entity_ids
 
 MENTIONS = pl.DataFrame({
     "mention_id": ["m1", "m2", "m3", "m4"],
@@ -29,10 +31,11 @@ RELATIONS = pl.DataFrame({
     "keywords": ["leads", "heads", "met", "is"],
     "description": ["Chen leads QDL", "Chen leads QDL", "x", "self"],
 })
+NO_REDIRECTS = schemas.empty(schemas.ENTITY_ALIASES)
 
 
 def test_entities_aggregate_counts_names_dates_and_provenance():
-    entities = build_entities(MENTIONS, DOCS)
+    entities = build_entities(MENTIONS, DOCS, NO_REDIRECTS)
     chen = entities.filter(pl.col("entity_id") == "e_chen").row(0, named=True)
     assert chen["name"] == "Sarah Chen"  # most frequent surface form
     assert chen["aliases"] == ["Chen", "Sarah Chen"]
@@ -43,9 +46,39 @@ def test_entities_aggregate_counts_names_dates_and_provenance():
     assert chen["description"] == "leads the team | gave a talk"
 
 
+def test_a_merged_entity_keeps_the_type_and_normalized_name_of_its_own_id():
+    rows = [("d1", "Sarah Chen", "PERSON"), ("d1", "Chen", "PERSON"), ("d2", "Chen", "PERSON"),
+            ("d3", "Sarah Chen", "OTHER")]
+    frame = pl.DataFrame({
+        "mention_id": [f"m{i}" for i in range(len(rows))], "chunk_id": [r[0] for r in rows],
+        "document_id": [r[0] for r in rows], "name": [r[1] for r in rows], "entity_type": [r[2] for r in rows],
+    }).with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"))
+    mentions = schemas.conform(with_entity_ids(frame, "entity_type", "normalized_name", "entity_id"), schemas.ENTITY_MENTIONS)
+    redirects = NameLinker().link(mentions)
+    assert redirects.height == 2  # "Chen" and the OTHER-typed "Sarah Chen" join the PERSON "Sarah Chen"
+    documents = pl.DataFrame({"document_id": ["d1", "d2", "d3"], "document_date": pl.Series([None] * 3, dtype=schemas.TS),
+                              "ingested_at": [datetime(2026, 1, 1, tzinfo=UTC)] * 3})
+    entities = build_entities(mentions, documents, redirects)
+    # the cluster's smallest name is CHEN and its smallest type OTHER: neither is the entity's own
+    assert entities.select("entity_id", "entity_type", "normalized_name", "mention_count").rows() == [
+        (entity_id("PERSON", "SARAH_CHEN"), "PERSON", "SARAH_CHEN", 4)]
+    assert misnamed_entities(entities).height == 0
+
+
+def test_misnamed_entities_finds_ids_that_are_not_their_type_and_name():
+    entities = pl.DataFrame({
+        "entity_id": [entity_id("PERSON", "SARAH_CHEN"), entity_id("PERSON", "SARAH_CHEN"), entity_id("PERSON", "QDL")],
+        "entity_type": ["PERSON", "PERSON", "ORGANIZATION"],
+        "normalized_name": ["SARAH_CHEN", "CHEN", "QDL"],
+    })
+    bad = misnamed_entities(entities)
+    assert bad["normalized_name"].to_list() == ["CHEN", "QDL"]
+    assert bad["expected_id"].to_list() == [entity_id("PERSON", "CHEN"), entity_id("ORGANIZATION", "QDL")]
+
+
 def test_consolidation_does_not_depend_on_row_order():
-    a = build_entities(MENTIONS, DOCS)
-    b = build_entities(MENTIONS.reverse(), DOCS.reverse())
+    a = build_entities(MENTIONS, DOCS, NO_REDIRECTS)
+    b = build_entities(MENTIONS.reverse(), DOCS.reverse(), NO_REDIRECTS)
     assert a.equals(b)
     ids = a["entity_id"]
     assert build_edges(RELATIONS, ids).equals(build_edges(RELATIONS.reverse(), ids))
@@ -63,7 +96,7 @@ def test_edges_merge_supporting_relations_and_drop_unknown_endpoints_and_self_lo
 
 
 def test_nodes_carry_their_degree():
-    entities = build_entities(MENTIONS, DOCS)
+    entities = build_entities(MENTIONS, DOCS, NO_REDIRECTS)
     nodes = build_nodes(entities, build_edges(RELATIONS, entities["entity_id"]))
     assert dict(zip(nodes["node_id"], nodes["degree"])) == {"e_chen": 1, "e_qdl": 1}
     chen = nodes.filter(pl.col("node_id") == "e_chen").row(0, named=True)

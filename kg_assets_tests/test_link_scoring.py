@@ -4,7 +4,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from kg_assets.core.link_scoring import (
+from kg_assets.core.linking import NameLinker
+from kg_assets.core.normalize import entity_id
+from kg_assets.evaluation.baselines import ExactIdLinker, exact_name_linker
+from kg_assets.evaluation.linking import (
     bcubed_scores,
     eval_mention_frame,
     link_eval_mentions,
@@ -13,8 +16,6 @@ from kg_assets.core.link_scoring import (
     redocred_mentions,
     score_linking,
 )
-from kg_assets.core.linking import ExactIdLinker, NameLinker, exact_name_linker
-from kg_assets.core.normalize import entity_id
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 

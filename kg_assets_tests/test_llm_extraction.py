@@ -6,8 +6,8 @@ import polars as pl
 import pytest
 
 from kg_assets.core.extraction.prompts import PROMPT_VERSION
-from kg_assets_tests.openai_server import Reply
-from kg_assets_tests.scripted_llm import SAMPLE_NAMES, chunk_text, extraction_responder, is_gleaning
+from kg_assets.testing.openai_server import Reply
+from kg_assets.testing.scripted_llm import SAMPLE_NAMES, chunk_text, extraction_responder, is_gleaning
 
 
 def _metadata(result, asset="entity_mentions"):
@@ -256,7 +256,7 @@ def test_health_check_fails_when_a_run_extracts_nothing(llm_project):
 
 
 def test_entities_with_many_description_fragments_get_a_cached_llm_summary(llm_project):
-    from kg_assets_tests.scripted_llm import is_summary
+    from kg_assets.testing.scripted_llm import is_summary
 
     project = llm_project.configure(KG_SUMMARY_MIN_FRAGMENTS="3")
     normal = extraction_responder()
@@ -310,7 +310,7 @@ def test_extraction_leaves_the_garbage_collector_as_it_found_it(tmp_path):
     import gc
 
     from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
-    from kg_assets_tests.openai_server import FakeOpenAIServer
+    from kg_assets.testing.openai_server import FakeOpenAIServer
 
     chunks = _engine_chunks({"c1": "Sarah Chen leads the lab.", "c2": "Broken chunk about Sarah Chen."})
     with FakeOpenAIServer(responder=extraction_responder(names={"Sarah Chen": "PERSON"})) as server:
@@ -333,7 +333,7 @@ def _engine_chunks(texts: dict[str, str]) -> pl.DataFrame:
 
 def test_the_engine_states_its_attribute_cap_in_the_prompt_and_keeps_that_many(tmp_path):
     from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
-    from kg_assets_tests.openai_server import FakeOpenAIServer
+    from kg_assets.testing.openai_server import FakeOpenAIServer
 
     d = "<|#|>"
     facts = [f"attribute{d}Sarah Chen{d}skill_{i}{d}value {i}{d}0.9" for i in range(5)]
@@ -360,3 +360,44 @@ def test_the_engine_version_follows_the_settings_that_change_the_rows():
     assert len(versions) == 9
     assert LLMExtractor(LLMSettings(concurrency=2, cache_path="elsewhere.sqlite")).version == LLMExtractor(base).version
 
+
+def test_stage_timer_wraps_every_stage_and_the_requests_inside_the_event_loop(tmp_path, openai_server):
+    """The benchmark's timing hook: each stage is entered and left in order, never nested in another one
+    (so per-stage seconds add up), and the requests stage runs inside the engine's event loop."""
+    import asyncio
+    from contextlib import contextmanager
+
+    from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
+
+    openai_server.set_responder(extraction_responder(names={"Sarah Chen": "PERSON"}))
+    chunks = pl.DataFrame({
+        "chunk_id": ["c1", "c2"], "document_id": ["d1", "d1"], "chunk_index": [0, 1],
+        "text": ["Sarah Chen leads the lab.", "Sarah Chen gave a talk."], "section_path": [None, None],
+        "content_hash": ["h1", "h2"], "headings": [[], []],
+    }, schema_overrides={"section_path": pl.String, "headings": pl.List(pl.String)})
+    entered: list[str] = []
+    open_stages: list[str] = []
+    in_loop: dict[str, bool] = {}
+
+    @contextmanager
+    def stage(name):
+        assert open_stages in ([], ["requests"]), f"{name} inside {open_stages}"
+        entered.append(name)
+        open_stages.append(name)
+        try:
+            asyncio.get_running_loop()
+            in_loop[name] = True
+        except RuntimeError:
+            in_loop[name] = False
+        try:
+            yield
+        finally:
+            assert open_stages.pop() == name
+
+    settings = LLMSettings(base_url=openai_server.base_url, api_key="test", cache_path=str(tmp_path / "cache.sqlite"))
+    LLMExtractor(settings, stage_timer=stage).extract(chunks)
+    assert entered[0] == "requests" and entered[-1] == "frames" and entered.count("requests") == 1
+    per_chunk = {"build prompt": 2, "hash prompt": 2, "parse answer": 2, "sanitize": 2}
+    assert {name: entered.count(name) for name in per_chunk} == per_chunk
+    assert entered.count("cache") == 2 * 3  # per request: lookup, store, call log
+    assert in_loop["requests"] and not in_loop["frames"]

@@ -10,11 +10,10 @@ import openai
 import pydantic
 import pytest
 
-from kg_assets_tests.openai_server import (
+from kg_assets.testing.openai_server import (
     FakeOpenAIServer,
     Reply,
     count_tokens,
-    openai_server,  # noqa: F401  (the fixture)
     prompt_tokens_of,
     user_turns,
 )

@@ -3,7 +3,9 @@
 import dagster as dg
 import polars as pl
 
+from kg_assets.core.consolidate import misnamed_entities
 from kg_assets.definitions import defs as module_defs
+from kg_assets.defs.partitions import documents_partitions
 
 TABLES = ("documents", "chunks", "entity_mentions", "local_relations", "entities", "graph_nodes", "graph_edges")
 
@@ -19,7 +21,10 @@ def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
     assert marts.to_user_string() in keys, "dbt models are assets downstream of the graph"
     assert graph.get(marts).parent_keys == {dg.AssetKey(["marts", "stg_current_entities"]), dg.AssetKey(["marts", "stg_current_edges"])}
     assert graph.get(dg.AssetKey(["marts", "stg_current_edges"])).parent_keys == {dg.AssetKey("knowledge_graph")}
-    assert module_defs.resolve_job_def("kg_pipeline") is not None
+    # kg_pipeline builds every asset (dbt marts included) over ranges of document partitions
+    pipeline = module_defs.resolve_job_def("kg_pipeline")
+    assert pipeline.asset_layer.selected_asset_keys == set(graph.get_all_asset_keys())
+    assert pipeline.partitions_def == documents_partitions
     assert module_defs.resolve_schedule_def("nightly_refresh").cron_schedule == "0 2 * * *"
     assert module_defs.resolve_sensor_def("inbox_sensor") and module_defs.resolve_sensor_def("kg_automation")
     # DuckDB-writing steps share one pool, LLM-using steps another; partitioned steps batch partitions into one run.
@@ -42,8 +47,12 @@ def test_the_whole_pipeline_builds_a_graph_from_the_sample_corpus(project):
     # the dbt marts were built on top of the kg schema in the same run
     top = project.sql("SELECT name, neighbours FROM kg_marts.entity_connectivity ORDER BY neighbours DESC, name LIMIT 5")
     assert top.height == 5 and top["neighbours"][0] > 0
-    chen = project.sql("SELECT entity_type, mention_count FROM kg.entities WHERE name = 'Sarah Chen' AND valid_until IS NULL")
+    chen = project.sql("SELECT entity_type, normalized_name, mention_count FROM kg.entities "
+                       "WHERE name = 'Sarah Chen' AND valid_until IS NULL")
     assert chen.rows() and chen["entity_type"][0] == "PERSON" and chen["mention_count"][0] >= 5
+    assert chen["normalized_name"][0] == "SARAH_CHEN"  # not the CHEN merged into it
+    entities = project.sql("SELECT entity_id, entity_type, normalized_name FROM kg.entities WHERE valid_until IS NULL")
+    assert misnamed_entities(entities).height == 0
     # every graph fact traces back to chunks and documents
     trace = project.sql("""
         SELECT count(*) AS n FROM kg.graph_edges e, unnest(e.source_chunk_ids) AS u(chunk_id)

@@ -20,7 +20,7 @@ setup() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "==> installing kg_assets and its dependencies (pyproject.toml)"
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet -e ".[test]"
+    "$VENV/bin/python" -m pip install --quiet -e ".[test,dev]"
     echo "$want" > "$stamp"
   fi
   export PATH="$VENV/bin:$PATH"

@@ -9,7 +9,8 @@ from __future__ import annotations
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.normalize import stable_hash
+from kg_assets.core.linking import apply_redirects
+from kg_assets.core.normalize import stable_hash, with_entity_ids
 
 MAX_DESCRIPTION_CHARS = 1000
 DESCRIPTION_SEPARATOR = " | "
@@ -24,15 +25,21 @@ def _most_frequent(frame: pl.DataFrame, key: str, value: str, out: str) -> pl.Da
     )
 
 
-def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame) -> pl.DataFrame:
-    """One row per canonical entity_id (ENTITIES contract, without validity columns)."""
+def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame, redirects: pl.DataFrame) -> pl.DataFrame:
+    """One row per canonical entity_id (ENTITIES contract, without validity columns), from the mentions as
+    extracted and the linker's resolved redirects.
+
+    Whatever is merged into an entity counts for it (mentions, surface forms, documents, descriptions),
+    but its entity_type and normalized_name are those of its own id, so every row keeps
+    `entity_id == normalize.entity_id(entity_type, normalized_name)`: "Chen" merged into "Sarah Chen"
+    does not rename it CHEN, and an OTHER-typed variant does not retype a PERSON."""
     if mentions.height == 0:
         return schemas.empty(schemas.ENTITIES)
+    # every mention of an id has the type and normalized name the id was made from
+    identity = mentions.group_by("entity_id").agg(pl.col("normalized_name").min(), pl.col("entity_type").min())
     seen = documents.select("document_id", pl.coalesce("document_date", "ingested_at").alias("seen_at"))
-    rows = mentions.join(seen, on="document_id", how="left")
+    rows = apply_redirects(mentions, redirects, ["entity_id"]).join(seen, on="document_id", how="left")
     grouped = rows.group_by("entity_id").agg(
-        pl.col("normalized_name").min(),
-        pl.col("entity_type").min(),
         pl.col("name").unique().sort().alias("aliases"),
         pl.len().cast(pl.Int64).alias("mention_count"),
         pl.col("document_id").n_unique().cast(pl.Int64).alias("document_count"),
@@ -42,8 +49,19 @@ def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame) -> pl.DataFr
     )
     names = _most_frequent(rows, "entity_id", "name", "name")
     descriptions = merge_descriptions(rows, ["entity_id"])
-    entities = grouped.join(names, on="entity_id").join(descriptions, on="entity_id", how="left")
+    entities = (
+        grouped.join(identity, on="entity_id", how="left")
+        .join(names, on="entity_id")
+        .join(descriptions, on="entity_id", how="left")
+    )
     return schemas.conform(entities.sort("entity_id"), schemas.ENTITIES)
+
+
+def misnamed_entities(entities: pl.DataFrame) -> pl.DataFrame:
+    """The entities whose id is not `normalize.entity_id(entity_type, normalized_name)`, with the id their
+    type and name would give (`expected_id`)."""
+    expected = with_entity_ids(entities, "entity_type", "normalized_name", "expected_id")
+    return expected.filter(pl.col("expected_id").ne_missing(pl.col("entity_id")))
 
 
 def merge_descriptions(frame: pl.DataFrame, key: list[str]) -> pl.DataFrame:

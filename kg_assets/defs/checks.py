@@ -9,6 +9,7 @@ import os
 import dagster as dg
 import polars as pl
 
+from kg_assets.core.consolidate import misnamed_entities
 from kg_assets.defs.resources import WarehouseResource
 
 DEFAULT_MAX_FAILED_SHARE = 0.2
@@ -86,6 +87,14 @@ def redirects_resolve(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     return _result(warehouse.get().redirect_problems(), "bad redirects")
 
 
+@dg.asset_check(asset="linked_entities", blocking=True,
+                description="Every current entity's id is made of its own entity_type and normalized_name.")
+def entity_ids_match_names(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    entities = warehouse.get().query(
+        "SELECT entity_id, entity_type, normalized_name, name FROM kg.entities WHERE valid_until IS NULL")
+    return _result(misnamed_entities(entities), "entities whose id is not their type and normalized name")
+
+
 @dg.asset_check(asset="entity_attributes", blocking=True,
                 description="kg.entity_attributes has one current row per (entity_id, attr_key).")
 def attributes_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResult:
@@ -118,6 +127,7 @@ checks = [
     extraction_health,
     entities_one_current_row,
     redirects_resolve,
+    entity_ids_match_names,
     attributes_one_current_row,
     edges_one_current_row,
     edges_join_current_nodes,

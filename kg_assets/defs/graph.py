@@ -60,7 +60,7 @@ def linked_entities(
     linker = NameLinker()
     redirects = keep_created_at(linker.link(mentions, overrides), wh.query("SELECT * FROM kg.entity_aliases"))
     linked = apply_redirects(mentions, redirects, ["entity_id"])
-    entities = summarize_descriptions(context, build_entities(linked, documents), linked, extractor, wh)
+    entities = summarize_descriptions(context, build_entities(mentions, documents, redirects), linked, extractor, wh)
     stats = wh.replace_current({"entities": (["entity_id"], entities)})["entities"]
     wh.replace_tables({"entity_aliases": redirects})
     methods = redirects.group_by("method").len().sort("method")

@@ -14,7 +14,8 @@ import asyncio
 import gc
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
@@ -44,6 +45,12 @@ from kg_assets.core.extraction.sanitize import row_records, sanitize
 from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
 from kg_assets.extractors.base import settings_digest
 from kg_assets.extractors.llm.cache import LLMCache
+
+# `with stage_timer(name):` wraps each stage of the engine's work, for benchmarks: "requests" (every chunk's
+# requests; entered inside the event loop), "build prompt", "hash prompt", "cache", "parse answer", "sanitize"
+# and "frames" (the result frames, after the requests).
+StageTimer = Callable[[str], AbstractContextManager[object]]
+_UNTIMED = nullcontext()
 
 @dataclass(frozen=True)
 class LLMSettings:
@@ -105,10 +112,12 @@ class LLMExtractor:
     name = "llm"
     code_version = "llm-2"  # 2: ids from the shared row builder
 
-    def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None):
+    def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
+                 stage_timer: StageTimer | None = None):
         self.settings = settings
         self.run_id = run_id
         self.progress = progress  # optional callable(done, total) for visible progress
+        self._stage = stage_timer or (lambda name: _UNTIMED)
         s = settings
         # Everything else that changes the rows: the prompt's types and cap, the request and the sanitizer.
         digest = settings_digest(
@@ -125,7 +134,8 @@ class LLMExtractor:
             return ExtractionResult.empty()
         self._calls: list[dict] = []
         states = self._run(self._extract_all, [_ChunkState(row) for row in chunks.iter_rows(named=True)])
-        return self._frames(states)
+        with self._stage("frames"):
+            return self._frames(states)
 
     def summarize(self, requests: dict[str, list[dict]]) -> dict[str, str]:
         """Plain-text answers for {key: messages}, cached like extraction; failed keys are left out."""
@@ -194,7 +204,8 @@ class LLMExtractor:
             if self.progress and (done % 100 == 0 or done == len(states)):
                 self.progress(done, len(states))
 
-        await asyncio.gather(*(one(state) for state in states))
+        with self._stage("requests"):
+            await asyncio.gather(*(one(state) for state in states))
         return states
 
     async def _summarize_all(self, requests: dict[str, list[dict]]) -> dict[str, str]:
@@ -211,14 +222,17 @@ class LLMExtractor:
     async def _chunk(self, state: _ChunkState) -> None:
         s, row = self.settings, state.row
         try:
-            parsed = await self._ask(self.first_pass_messages(row), _where(row, 0), self._parse)
+            with self._stage("build prompt"):
+                messages = self.first_pass_messages(row)
+            parsed = await self._ask(messages, _where(row, 0), self._parse)
             state.passes.append((0, parsed))
             for gleaning in range(1, s.max_gleanings + 1):
                 if s.gleaning == "auto" and not state.passes[-1][1].needs_gleaning:
                     break
                 found = [(e.name, e.type) for _, p in state.passes for e in p.entities]
                 failed = [line for _, p in state.passes[-1:] for line in p.bad_lines]
-                messages = self.gleaning_messages(row, found, failed)
+                with self._stage("build prompt"):
+                    messages = self.gleaning_messages(row, found, failed)
                 known = _record_keys(state.passes)
                 more = await self._ask(messages, _where(row, gleaning), self._parse)
                 state.passes.append((gleaning, more))
@@ -228,43 +242,51 @@ class LLMExtractor:
         except (openai.APIError, ParseFailure) as exc:
             state.error = f"pass {len(state.passes)}: {type(exc).__name__}: {exc}"[:500]
         # Done here, while other chunks still wait on the model, rather than all at the end.
-        state.merged, _ = sanitize(
-            merge_passes([parsed for _, parsed in state.passes]), entity_types=s.entity_types,
-            unknown_types=s.unknown_types, orphan_relations=s.orphan_relations, max_entities=s.max_entities,
-            max_relations=s.max_relations, max_attributes=s.max_attributes,
-        )
+        with self._stage("sanitize"):
+            state.merged, _ = sanitize(
+                merge_passes([parsed for _, parsed in state.passes]), entity_types=s.entity_types,
+                unknown_types=s.unknown_types, orphan_relations=s.orphan_relations, max_entities=s.max_entities,
+                max_relations=s.max_relations, max_attributes=s.max_attributes,
+            )
 
     async def _ask(self, messages: list[dict], where: dict, parse, plain_text: bool = False):
         """One cached request: `parse(content, gleaning_pass, truncated)` turns the answer into a result."""
         s = self.settings
         structured = self._structured is not None and not plain_text
-        key = prompt_hash(messages, s.model, s.params)
+        with self._stage("hash prompt"):
+            key = prompt_hash(messages, s.model, s.params)
         call = {
             "call_id": uuid.uuid4().hex, "run_id": self.run_id, **where, "model": s.model,
             "prompt_version": PROMPT_VERSION, "prompt_hash": key, "output_format": "text" if plain_text else s.output_format,
             "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0.0, "cost_usd": 0.0,
         }
-        cached = self._cache.get(key)
+        with self._stage("cache"):
+            cached = self._cache.get(key)
         try:
             if cached is not None:
                 call.update(status="cache_hit", prompt_tokens=cached["prompt_tokens"], completion_tokens=cached["completion_tokens"])
-                return parse(cached["content"], where["gleaning_pass"], False)
+                with self._stage("parse answer"):
+                    return parse(cached["content"], where["gleaning_pass"], False)
             content, prompt_tokens, completion_tokens, truncated = await self._request(messages, call, structured)
             call.update(status="ok", prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                         cost_usd=s.cost(prompt_tokens, completion_tokens))
-            result = parse(content, where["gleaning_pass"], truncated)
-            self._cache.put(key, s.model, content, prompt_tokens, completion_tokens, _now())
+            with self._stage("parse answer"):
+                result = parse(content, where["gleaning_pass"], truncated)
+            with self._stage("cache"):
+                self._cache.put(key, s.model, content, prompt_tokens, completion_tokens, _now())
             return result
         except ParseFailure as exc:
             call.update(status="parse_error", error=str(exc)[:500])
-            self._cache.forget(key)  # never serve an unusable answer from the cache
+            with self._stage("cache"):
+                self._cache.forget(key)  # never serve an unusable answer from the cache
             raise
         except openai.APIError as exc:
             call.update(status="error", error=f"{type(exc).__name__}: {exc}"[:500])
             raise
         finally:
             call["created_at"] = _now()
-            self._cache.log_call(call)
+            with self._stage("cache"):
+                self._cache.log_call(call)
             self._calls.append(call)
 
     async def _request(self, messages: list[dict], call: dict, structured: bool) -> tuple[str, int, int, bool]:

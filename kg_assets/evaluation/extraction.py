@@ -1,4 +1,4 @@
-"""Scores for `kg eval extraction` (and the shared precision/recall helpers), per shared/eval/README.md.
+"""Scores for `kg eval extraction`, per shared/eval/README.md.
 
 A predicted entity matches a gold entity when its normalized name equals the normalized text of one
 of the gold entity's mentions and the types agree (OTHER on either side matches any type). Relations
@@ -12,16 +12,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from kg_assets.core.normalize import normalize_name
-
-
-def scores(precision: float, recall: float) -> dict[str, float]:
-    """Precision, recall and their F1, rounded for reports (shared by every eval command)."""
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4)}
-
-
-def prf(correct_predicted: int, predicted: int, correct_gold: int, gold: int) -> dict[str, float]:
-    return scores(correct_predicted / predicted if predicted else 0.0, correct_gold / gold if gold else 0.0)
+from kg_assets.evaluation.metrics import prf
 
 
 def _types_agree(predicted: str, gold: str) -> bool:

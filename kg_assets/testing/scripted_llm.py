@@ -11,7 +11,7 @@ import json
 import re
 
 from kg_assets.core.extraction.prompts import SUMMARY_SYSTEM
-from kg_assets_tests.openai_server import Reply
+from kg_assets.testing.openai_server import Reply
 
 SAMPLE_NAMES = {
     "Sarah Chen": "PERSON",
@@ -87,14 +87,14 @@ def extraction_responder(names: dict[str, str] = SAMPLE_NAMES, missed: dict[str,
 def main() -> None:
     """Serve the scripted model on a fixed port, for trying `kg run` against an LLM by hand:
 
-        python -m kg_assets_tests.scripted_llm --port 8765 [--latency 0.2]
+        python -m kg_assets.testing.scripted_llm --port 8765 [--latency 0.2]
         OPENAI_BASE_URL=http://127.0.0.1:8765/v1 OPENAI_API_KEY=test kg run
     """
     import argparse
     import signal
     import threading
 
-    from kg_assets_tests.openai_server import FakeOpenAIServer
+    from kg_assets.testing.openai_server import FakeOpenAIServer
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--port", type=int, default=8765)

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import polars as pl
 
-from kg_assets.core.evaluation import scores
 from kg_assets.core.linking import Linker, apply_redirects
 from kg_assets.core.normalize import normalize_name_expr, with_entity_ids
+from kg_assets.evaluation.metrics import scores
 
 
 def _contingency(pred: Mapping[Hashable, Hashable], gold: Mapping[Hashable, Hashable]) -> pl.DataFrame:

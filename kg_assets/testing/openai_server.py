@@ -1,4 +1,5 @@
-"""A real, local OpenAI-compatible HTTP server for tests: scripted answers, injectable latency and faults.
+"""A real, local OpenAI-compatible HTTP server for tests and benchmarks: scripted answers, injectable latency
+and faults.
 
 `FakeOpenAIServer` runs an aiohttp application on ``127.0.0.1:<free port>`` in a background thread with its
 own asyncio event loop, so the official ``openai`` client (sync or async) and ``instructor`` talk to it over
@@ -36,9 +37,8 @@ Token usage
     be loaded, counts fall back to ``ceil(len(text) / 4)``. ``Reply.prompt_tokens`` /
     ``Reply.completion_tokens`` override either.
 
-Use it as a context manager (``with FakeOpenAIServer() as srv: ...``) or through the ``openai_server``
-pytest fixture defined at the bottom of this module (``from kg_assets_tests.openai_server import
-openai_server`` in a conftest or test module).
+Use it as a context manager (``with FakeOpenAIServer() as srv: ...``); the test suite's ``openai_server``
+fixture (kg_assets_tests/conftest.py) gives each test a started one.
 """
 
 from __future__ import annotations
@@ -59,7 +59,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, Union
 
-import pytest
 from aiohttp import web
 
 __all__ = [
@@ -72,7 +71,6 @@ __all__ = [
     "all_text",
     "user_turns",
     "prompt_tokens_of",
-    "openai_server",
 ]
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -797,19 +795,3 @@ def _wants_json(body: dict) -> bool:
     fmt = body.get("response_format")
     wants_format = isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema")
     return wants_format or _requested_tool(body) is not None
-
-
-# --------------------------------------------------------------------------------------------------------------
-# pytest fixture
-# --------------------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def openai_server() -> Iterable[FakeOpenAIServer]:
-    """A started FakeOpenAIServer (fresh per test), stopped afterwards."""
-    server = FakeOpenAIServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()

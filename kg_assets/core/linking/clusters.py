@@ -1,0 +1,183 @@
+"""Clusters of entity ids and the redirects they resolve to, shared by every linker.
+
+A linker reads the distinct entity ids of the mentions (`entity_nodes`), feeds the pairs it accepts into
+`Clusters` (a union-find that honours split overrides and keeps the evidence of each union) and turns the
+result into resolved redirects with `resolve_clusters`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Protocol
+
+import polars as pl
+
+from kg_assets.core import schemas
+
+OTHER = "OTHER"
+
+
+class Linker(Protocol):
+    name: str
+
+    def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
+        """Redirect rows (ENTITY_ALIASES contract) for the given ENTITY_MENTIONS frame."""
+        ...
+
+
+def apply_redirects(frame: pl.DataFrame, redirects: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    """Replace ids in `columns` by their redirect target (one hop: redirects are stored resolved)."""
+    mapping = redirects.select(pl.col("from_id"), pl.col("to_id"))
+    for column in columns:
+        frame = (
+            frame.join(mapping.rename({"from_id": column}), on=column, how="left")
+            .with_columns(pl.coalesce("to_id", column).alias(column))
+            .drop("to_id")
+        )
+    return frame
+
+
+def keep_created_at(redirects: pl.DataFrame, previous: pl.DataFrame) -> pl.DataFrame:
+    """Stamp redirects with when each (from, to) link was first made; new links get now."""
+    first_made = previous.select("from_id", "to_id", pl.col("created_at").cast(schemas.TS).alias("_first")).unique(["from_id", "to_id"])
+    return schemas.conform(
+        redirects.join(first_made, on=["from_id", "to_id"], how="left").with_columns(
+            pl.coalesce("_first", pl.lit(datetime.now(UTC))).cast(schemas.TS).alias("created_at")
+        ),
+        schemas.ENTITY_ALIASES,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Union-find with "cannot link" constraints and an audit trail of accepted edges.
+
+
+class Clusters:
+    """Union-find over entity indexes with "cannot link" pairs (split overrides) and the audit trail of
+    accepted unions (a, b, method, score, evidence). Any linker can feed its pairs in and call
+    `resolve_clusters`."""
+
+    def __init__(self, n: int, splits: Iterable[tuple[int, int]] = ()):
+        self.parent = list(range(n))
+        self.forbid: dict[int, set[int]] = {}  # root -> ids its component may never contain
+        self.bound: dict[int, set[int]] = {}  # root -> constrained ids its component contains
+        for a, b in splits:
+            if a == b:
+                continue
+            self.forbid.setdefault(a, set()).add(b)
+            self.forbid.setdefault(b, set()).add(a)
+            self.bound.setdefault(a, {a})
+            self.bound.setdefault(b, {b})
+        self.edges: list[tuple[int, int, str, float, str]] = []
+        self.blocked = 0
+
+    def find(self, x: int) -> int:
+        parent = self.parent
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(self, a: int, b: int, method: str, score: float, evidence: str) -> bool:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return False
+        fa, fb = self.forbid.get(ra), self.forbid.get(rb)
+        if (fa and fa & self.bound.get(rb, set())) or (fb and fb & self.bound.get(ra, set())):
+            self.blocked += 1
+            return False
+        if rb < ra:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        if rb in self.forbid:
+            self.forbid.setdefault(ra, set()).update(self.forbid.pop(rb))
+        if rb in self.bound:
+            self.bound.setdefault(ra, set()).update(self.bound.pop(rb))
+        self.edges.append((a, b, method, score, evidence))
+        return True
+
+
+def resolve_clusters(
+    ids: list[str],
+    clusters: Clusters,
+    rank: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Redirect rows from a union-find over `ids`: each non-canonical id -> its cluster's canonical id.
+
+    `rank`: optional frame (idx, then sort columns, ascending = preferred) choosing the canonical id;
+    without it the smallest id wins. method/score/evidence come from the first accepted edge touching
+    the id."""
+    n = len(ids)
+    roots = [clusters.find(i) for i in range(n)]
+    frame = pl.DataFrame({"idx": pl.Series(range(n), dtype=pl.Int64), "root": pl.Series(roots, dtype=pl.Int64),
+                          "entity_id": pl.Series(ids, dtype=pl.String)})
+    sizes = frame.group_by("root").len()
+    frame = frame.join(sizes.filter(pl.col("len") > 1).select("root"), on="root", how="semi")
+    if frame.height == 0:
+        return schemas.empty(schemas.ENTITY_ALIASES)
+    if rank is None:
+        order = frame.sort(["root", "entity_id"])
+    else:
+        sort_cols = [c for c in rank.columns if c != "idx"]
+        order = frame.join(rank, on="idx", how="left").sort(["root", *sort_cols, "entity_id"])
+    canonical = order.group_by("root", maintain_order=True).first().select("root", pl.col("entity_id").alias("to_id"))
+    first_edge: dict[int, int] = {}
+    for k, (a, b, *_rest) in enumerate(clusters.edges):
+        first_edge.setdefault(a, k)
+        first_edge.setdefault(b, k)
+    rows = frame.join(canonical, on="root").filter(pl.col("entity_id") != pl.col("to_id"))
+    methods, scores, evidence = [], [], []
+    for idx in rows["idx"].to_list():
+        k = first_edge.get(idx)
+        edge = clusters.edges[k] if k is not None else (idx, idx, "linked", 0.5, "")
+        methods.append(edge[2])
+        scores.append(float(edge[3]))
+        evidence.append(edge[4])
+    out = rows.select(pl.col("entity_id").alias("from_id"), "to_id").with_columns(
+        pl.Series("method", methods, dtype=pl.String),
+        pl.Series("score", scores, dtype=pl.Float64),
+        pl.Series("evidence", evidence, dtype=pl.String),
+    )
+    return schemas.conform(out.sort("from_id"), schemas.ENTITY_ALIASES)
+
+
+def override_pairs(overrides: pl.DataFrame | None, index: dict[str, int]) -> tuple[list, list]:
+    if overrides is None or overrides.height == 0:
+        return [], []
+    merges, splits = [], []
+    rows = overrides.select("from_id", "to_id", pl.col("action").str.to_lowercase()).sort("from_id", "to_id", "action")
+    for a, b, action in rows.iter_rows():
+        if a not in index or b not in index or a == b:
+            continue
+        (merges if action == "merge" else splits if action == "split" else []).append((index[a], index[b]))
+    return merges, splits
+
+
+# ---------------------------------------------------------------------------------------------------
+# Distinct entity ids: the nodes every linker works on.
+
+
+def entity_nodes(mentions: pl.DataFrame) -> pl.DataFrame:
+    """One row per entity id: idx, entity_id, entity_type, normalized_name, name (most frequent surface
+    form, ties alphabetical), n_mentions, n_docs. Sorted by entity_id (idx = row number)."""
+    m = mentions.lazy().select(
+        "entity_id",
+        pl.coalesce(pl.col("name"), pl.col("normalized_name"), pl.lit("")).alias("name"),
+        pl.col("normalized_name").fill_null(""),
+        pl.col("entity_type").fill_null(OTHER),
+        pl.col("document_id").fill_null(""),
+    ).filter(pl.col("entity_id").is_not_null())
+    names = (
+        m.group_by("entity_id", "name").len()
+        .group_by("entity_id")
+        .agg(pl.col("name").sort_by(["len", "name"], descending=[True, False]).first())
+    )
+    stats = m.group_by("entity_id").agg(
+        pl.col("entity_type").min(),
+        pl.col("normalized_name").min(),
+        pl.len().cast(pl.Int64).alias("n_mentions"),
+        pl.col("document_id").n_unique().cast(pl.Int64).alias("n_docs"),
+    )
+    return (stats.join(names, on="entity_id").sort("entity_id").with_row_index("idx")
+            .with_columns(pl.col("idx").cast(pl.Int64)).collect())

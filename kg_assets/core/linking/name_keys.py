@@ -1,0 +1,225 @@
+"""Name keys: the folded form of a name that decides matches, and the handles of long forms.
+
+The entity keeps its own name: the key only decides which ids may name the same entity. The lexicons
+below are general lists of words that are not part of a name (articles, honorifics, corporate suffixes),
+never names taken from a data set.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kg_assets.core.linking.clusters import OTHER
+
+ARTICLES = ["THE", "A", "AN"]
+PREPOSITIONS = ["IN", "NEAR", "AT", "ON", "FROM", "TO", "INTO", "INSIDE", "OUTSIDE", "ACROSS", "AROUND", "THROUGHOUT",
+                "WITHIN", "OF", "FOR", "BY", "WITH"]
+HONORIFICS = [
+    "DR", "DRS", "PROF", "PROFESSOR", "MR", "MRS", "MS", "MISS", "MX", "MESSRS", "MME", "MLLE", "SIR", "DAME",
+    "LORD", "LADY", "REV", "REVEREND", "HON", "SEN", "SENATOR", "REP", "GOV", "GOVERNOR", "GEN", "COL",
+    "CAPT", "LT", "SGT", "PRESIDENT", "JUDGE", "MAYOR", "HERR", "FRAU",
+]
+CORPORATE_SUFFIXES = [
+    "INC", "INCORPORATED", "CORP", "CORPORATION", "LTD", "LIMITED", "LLC", "LLP", "LP", "PLC", "CO", "COMPANY",
+    "GMBH", "AG", "KG", "SA", "SAS", "SARL", "SPA", "SRL", "BV", "NV", "PTY", "KK", "AB", "OY", "OYJ", "ASA",
+]
+CONNECTORS = [
+    "of", "the", "and", "for", "de", "del", "della", "des", "du", "da", "di", "la", "le", "los", "las", "von",
+    "van", "der", "den", "y", "e", "et", "und", "in", "on", "at", "to", "a", "an", "&",
+]
+# prepositions that end the head of a name: "Bank of America" is a bank, "Order of the Rising Sun" an order
+HEAD_CONNECTORS = ["of", "for", "de", "del", "della", "des", "du", "da", "di", "in", "on", "at", "to", "against",
+                   "from", "von", "van"]
+# Very common country aliases that no rule can derive (the "+A for America" pattern, Britain).
+GEO_ALIASES = {
+    "US": "UNITED STATES", "USA": "UNITED STATES", "UNITED STATES OF AMERICA": "UNITED STATES",
+    "UK": "UNITED KINGDOM", "GREAT BRITAIN": "UNITED KINGDOM", "BRITAIN": "UNITED KINGDOM",
+    "USSR": "SOVIET UNION", "UAE": "UNITED ARAB EMIRATES",
+}
+GEO_TYPES = ["LOCATION", OTHER]
+ORG_TYPES = ["ORGANIZATION", OTHER]
+
+MAX_TOKENS = 10  # longer "names" are phrases: they can be linked by key but publish no handles
+MIN_SHORT_CHARS = 4  # the seed rule: the shorter side of a containment has at least 4 characters
+MAX_ACRONYM = 10
+
+
+def _drop_first(cond: pl.Expr) -> pl.Expr:
+    return pl.when(cond).then(pl.col("tok").list.slice(1)).otherwise(pl.col("tok"))
+
+
+def _drop_last(cond: pl.Expr) -> pl.Expr:
+    return pl.when(cond).then(pl.col("tok").list.slice(0, pl.col("tok").list.len() - 1)).otherwise(pl.col("tok"))
+
+
+def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "entity_type") -> pl.DataFrame:
+    """Add tok (folded tokens, original case), up (upper-case tokens), key, n_tok, key_chars,
+    first_cap (the name starts with a capital or digit), is_acronym (one all-capitals token),
+    declared (acronym declared in a trailing parenthesis, or null)."""
+    s = pl.col(name).fill_null("").str.normalize("NFKD").str.replace_all(r"\p{M}", "").str.strip_chars()
+    paren = s.str.extract(r"\(\s*([\p{Lu}][\p{Lu}\p{N}&.]{1,11})\s*\)\s*$", 1).str.replace_all(r"[^\p{L}\p{N}]", "")
+    base = s.str.replace(r"\s*\([^()]*\)\s*$", "")
+    base = pl.when(base.str.contains(r"[\p{L}\p{N}]")).then(base).otherwise(s)
+    base = base.str.replace_all(r"['’`]s\b", "").str.replace_all(r"\b(\p{L})\.", "${1}")
+    # runs of single capitals are one acronym: "U . S ." / "U S" -> "US" (a lone initial stays: "John F Kennedy")
+    base = base.str.replace_all(r"\b(\p{Lu})\b", "${1}§")
+    for _ in range(3):
+        base = base.str.replace_all(r"§[\s.]+(\p{Lu})§", "${1}§")
+    base = base.str.replace_all("§", "")
+    out = nodes.lazy().with_columns(base.str.extract_all(r"[\p{L}\p{N}]+").alias("tok"), paren.alias("declared"))
+    et = pl.col(entity_type)
+    first_up = pl.col("tok").list.first().str.to_uppercase()
+    last_up = pl.col("tok").list.last().str.to_uppercase()
+    many = pl.col("tok").list.len() > 1
+    capital_follows = pl.col("tok").list.slice(1).list.eval(pl.element().str.contains(r"^\p{Lu}")).list.any()
+    for _ in range(3):
+        # leading prepositions and articles are never part of a name ("in the North Bay"); before a person's
+        # name, lower-case words are descriptions ("boss Steven Moffat") and titles are honorifics
+        out = out.with_columns(_drop_first(many & (
+            first_up.is_in(ARTICLES) | (first_up.is_in(PREPOSITIONS) & capital_follows)
+            | ((et == "PERSON") & (first_up.is_in(HONORIFICS)
+                                   | (pl.col("tok").list.first().str.contains(r"^\p{Ll}") & capital_follows)))
+        )).alias("tok"))
+    for _ in range(2):
+        out = out.with_columns(_drop_last(many & et.is_in(ORG_TYPES) & last_up.is_in(CORPORATE_SUFFIXES))
+                               .alias("tok"))
+    up = pl.col("tok").list.eval(pl.element().str.to_uppercase())
+    out = out.with_columns(up.alias("up"))
+    key = pl.col("up").list.join(" ")
+    geo = key.replace_strict(GEO_ALIASES, default=key, return_dtype=pl.String)
+    out = out.with_columns(pl.when(et.is_in(GEO_TYPES)).then(geo).otherwise(key).alias("key"), key.alias("raw_key"))
+    return out.with_columns(
+        pl.col("tok").list.len().cast(pl.Int64).alias("n_tok"),
+        pl.col("key").str.replace_all(" ", "").str.len_chars().cast(pl.Int64).alias("key_chars"),
+        # name-like: starts with a capital (or a digit) and has a capitalised word ("15-inch" is not a name)
+        (pl.col("tok").list.first().str.contains(r"^[\p{Lu}\p{N}]").fill_null(False)
+         & pl.col("tok").list.eval(pl.element().str.contains(r"^\p{Lu}")).list.any().fill_null(False)).alias("first_cap"),
+        ((pl.col("tok").list.len() == 1)
+         & pl.col("tok").list.first().str.contains(rf"^\p{{Lu}}[\p{{Lu}}\p{{N}}]{{1,{MAX_ACRONYM - 1}}}$").fill_null(False)
+         ).alias("is_acronym"),
+    ).collect()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Handles: the keys under which a long form can be found by a short form.
+
+
+def _spans() -> pl.DataFrame:
+    rows = [(n, start, length) for n in range(2, MAX_TOKENS + 1) for length in range(1, n)
+            for start in range(0, n - length + 1)]
+    return pl.DataFrame(rows, schema={"n_tok": pl.Int64, "start": pl.Int64, "length": pl.Int64}, orient="row")
+
+
+def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acronyms: pl.DataFrame) -> pl.DataFrame:
+    """(l, h_key, rule, global_ok) for long nodes, restricted to keys some short node has."""
+    long = nodes.filter((pl.col("n_tok") >= 2) & (pl.col("n_tok") <= MAX_TOKENS)).select(
+        "idx", "entity_type", "tok", "up", "n_tok")
+    connectors = pl.element().str.to_lowercase().is_in(CONNECTORS)
+    frames = []
+
+    # token runs (containment, surname, trailing person runs, given names)
+    # (locations publish no runs; the run strings are built first and only the matching ones get the
+    # other columns back)
+    spans = (
+        long.lazy().filter(pl.col("entity_type") != "LOCATION").select("idx", "n_tok", "up")
+        .join(_spans().lazy(), on="n_tok")
+        .select("idx", "start", "length",
+                pl.col("up").list.slice(pl.col("start"), pl.col("length")).list.join(" ").alias("h_key"))
+        .join(short_keys.lazy(), on="h_key", how="semi")
+        .join(long.lazy(), on="idx")
+        .collect()
+    )
+    if spans.height:
+        outside_tok = pl.concat_list(pl.col("tok").list.slice(0, pl.col("start")),
+                                     pl.col("tok").list.slice(pl.col("start") + pl.col("length")))
+        is_prep = pl.col("tok").list.eval(pl.element().str.to_lowercase().is_in(HEAD_CONNECTORS))
+        first_prep = is_prep.list.arg_max()
+        head = pl.when(is_prep.list.any() & (first_prep > 0)).then(first_prep - 1).otherwise(pl.col("n_tok") - 1)
+        spans = spans.with_columns(
+            outside_tok.alias("outside"),
+            (pl.col("start") == 0).alias("is_prefix"),
+            (pl.col("start") + pl.col("length") == pl.col("n_tok")).alias("is_suffix"),
+            pl.when(pl.col("start") > 0).then(pl.col("tok").list.get(pl.col("start") - 1, null_on_oob=True))
+            .otherwise(None).str.to_lowercase().is_in(CONNECTORS).fill_null(False).alias("after_connector"),
+            head.cast(pl.Int64).alias("head"),
+        )
+        # a trailing word that is a known place is a locative modifier: the head of "Bayern Munich" is Bayern
+        places = nodes.filter((pl.col("entity_type") == "LOCATION") & (pl.col("n_tok") == 1))["raw_key"].unique()
+        for _ in range(2):
+            at_place = pl.col("up").list.get(pl.col("head"), null_on_oob=True).is_in(places.implode()).fill_null(False)
+            spans = spans.with_columns(
+                pl.when(at_place & (pl.col("head") > 0) & (pl.col("head") == pl.col("n_tok") - 1))
+                .then(pl.col("head") - 1).otherwise(pl.col("head")).alias("head"))
+        spans = spans.with_columns(
+            pl.col("outside").list.eval(pl.element().str.contains(r"^[\p{Lu}\p{N}]") | connectors).list.all()
+            .alias("extras_namelike"),
+            pl.col("outside").list.eval(pl.element().str.contains(r"\p{N}|^[IVXLC]{1,4}$")).list.any()
+            .alias("extras_numbered"),
+            ((pl.col("start") <= pl.col("head")) & (pl.col("head") < pl.col("start") + pl.col("length")))
+            .alias("has_head"),
+        )
+        et = pl.col("entity_type")
+        rule = (
+            pl.when(et == "PERSON").then(
+                pl.when(pl.col("is_suffix") & (pl.col("length") == 1)).then(pl.lit("surname"))
+                .when(pl.col("is_suffix")).then(pl.lit("person_short_form"))
+                .when(pl.col("is_prefix")).then(pl.lit("first_name")))
+            .when(et == "LOCATION").then(None)  # Albany / Albany County, Germany / East Germany: other places
+            .otherwise(
+                pl.when(pl.col("extras_namelike") & pl.col("has_head") & ~pl.col("after_connector")
+                        & ~pl.col("extras_numbered")).then(pl.lit("containment")))
+        )
+        global_ok = (
+            pl.when(pl.col("rule").is_in(["surname", "person_short_form"])).then(True)
+            .when(pl.col("rule") == "containment").then(pl.col("length") >= 2)
+            .otherwise(False)
+        )
+        spans = spans.with_columns(rule.alias("rule")).filter(pl.col("rule").is_not_null())
+        frames.append(spans.select(pl.col("idx").alias("l"), "h_key", "rule", global_ok.alias("global_ok")))
+
+    # person: first + last of a longer name, first + middle initials + last, initials + last
+    person = long.filter(pl.col("entity_type") == "PERSON")
+    first, last = pl.col("up").list.first(), pl.col("up").list.last()
+    given = pl.col("up").list.slice(0, pl.col("n_tok") - 1)
+    middle = pl.col("up").list.slice(1, pl.col("n_tok") - 2)
+    initials = lambda lst: lst.list.eval(pl.element().str.slice(0, 1)).list.join("")  # noqa: E731
+    fl = pl.concat([
+        person.filter(pl.col("n_tok") >= 3).select("idx", pl.concat_str(first, pl.lit(" "), last).alias("h_key")),
+        person.filter(pl.col("n_tok") >= 3).select(
+            "idx", pl.concat_str(first, pl.lit(" "), initials(middle), pl.lit(" "), last).alias("h_key")),
+        person.filter(first.str.len_chars() > 1).select(
+            "idx", pl.concat_str(initials(given), pl.lit(" "), last).alias("h_key")),
+    ]).unique().join(short_keys, on="h_key", how="semi")
+    frames.append(fl.select(pl.col("idx").alias("l"), "h_key", pl.lit("person_short_form").alias("rule"),
+                            pl.lit(True).alias("global_ok")))
+
+    # acronyms: initials of capitalised content words (variants: connectors, all-caps tokens whole)
+    if short_acronyms.height:
+        e = pl.element()
+        is_conn = e.str.to_lowercase().is_in(CONNECTORS)
+        content = e.str.contains(r"^[\p{Lu}\p{N}]") & ~is_conn
+        initial = e.str.slice(0, 1).str.to_uppercase()
+        whole = pl.when(e.str.contains(r"^\p{Lu}{2,4}$")).then(e).otherwise(initial)
+
+        def letters(keep: pl.Expr, letter: pl.Expr) -> pl.Expr:
+            return pl.col("tok").list.eval(pl.when(keep).then(letter).otherwise(pl.lit(""))).list.join("")
+
+        acr = long.lazy().select(
+            "idx",
+            letters(content, initial).alias("a1"),
+            letters(content, whole).alias("a2"),
+            letters(content | is_conn, initial).alias("a3"),
+            letters(content | is_conn, whole).alias("a4"),
+            pl.col("tok").list.eval(content).list.sum().alias("n_content"),
+        ).filter(pl.col("n_content") >= 2).collect()
+        acr = acr.unpivot(index="idx", on=["a1", "a2", "a3", "a4"], value_name="h_key").select("idx", "h_key")
+        acr = acr.filter(pl.col("h_key").str.len_chars().is_between(2, MAX_ACRONYM)).unique()
+        acr = acr.join(short_acronyms, on="h_key", how="semi")
+        frames.append(acr.select(pl.col("idx").alias("l"), "h_key", pl.lit("acronym").alias("rule"),
+                                 (pl.col("h_key").str.len_chars() >= 3).alias("global_ok")))
+    declared = nodes.filter(pl.col("declared").is_not_null() & (pl.col("n_tok") >= 1)).select(
+        pl.col("idx").alias("l"), pl.col("declared").str.to_uppercase().alias("h_key"),
+        pl.lit("declared_acronym").alias("rule"), pl.lit(True).alias("global_ok"))
+    frames.append(declared.join(short_acronyms, on="h_key", how="semi"))
+    frames = [f.with_columns(pl.col("l").cast(pl.Int64), pl.col("global_ok").cast(pl.Boolean)) for f in frames]
+    return pl.concat(frames).unique()

@@ -1,0 +1,346 @@
+"""The rule-based name linker the pipeline runs (`NameLinker`).
+
+----------------
+The linker works on DISTINCT entity ids (one node per id, with its most frequent surface form, mention
+count and the documents it occurs in), never per mention. Every rule is a general statement about
+names; none is tuned to a data set.
+
+1. Matching key. The surface form is folded: diacritics, punctuation, possessives, dotted and spaced
+   initials ("U.S." / "U . S ." -> US, while "John F. Kennedy" keeps its lone initial), leading
+   articles and prepositions ("in the North Bay" -> North Bay), before a person's name honorifics (Dr,
+   Prof, Mr, Mrs, Ms, Sir, President ...) and lower-case descriptions ("boss Steven Moffat"), after an
+   organization's name corporate suffixes (Inc, Corp, Ltd, LLC, GmbH, Co, plc ...). Generational
+   suffixes (Jr, Sr) are kept: they tell father and son apart. The entity keeps its own name: the key
+   only decides matches. A trailing "(ABC)" leaves the key and becomes a declared acronym.
+2. Name variants (equivalence, any documents). Ids of the same type with the same key are one entity
+   ("Apple Inc." = "Apple", "Dr. Jane Smith" = "Jane Smith"); a small table of very common country
+   aliases that no rule derives (US / USA / United States, UK / Britain ...) joins locations. An id
+   typed OTHER joins the only typed entity with its key when it is written as a name and never occurs
+   in a document that has the typed one (inside one document two types are a distinction: "Spanish"
+   the language next to "Spanish" for Spain; across documents they are extraction noise). When the
+   key is typed several ways (Jordan the LOCATION, Jordan the PERSON) it stays separate. Different
+   types never merge otherwise.
+3. Short forms (directed: a short id joins at most one long entity of the SAME type). The short side
+   must be written as a name (a capitalised word, not "15-inch" or "jury") and, except for acronyms,
+   have at least 4 characters (the seed rule). Candidate long forms:
+   - person_short_form (PERSON): the surname ("Obama" -> "Barack Obama") or a trailing run ("Luther
+     King"); first + last of a longer name ("John Kennedy" -> "John F. Kennedy"), first + middle
+     initials + last ("William H. Armstrong"), initials + last ("J. Kennedy", "J. H. Dearle"); given
+     names ("Barack" -> "Barack Obama") only with same-document evidence.
+   - acronym: initials of the capitalised content words of the long form, with or without the
+     connectors (of, and, for ...), all-caps words kept whole ("US Geological Survey" -> USGS), or an
+     acronym declared in parentheses. The short side must be written in capitals.
+   - containment (types other than PERSON and LOCATION): the short key is a contiguous token run of the
+     long key that
+       * contains the head of the long name (the last word, or the word before the first "of"/"for"/
+         "de"...): "Legislature" -> "Philippine Legislature", "House of Commons" -> "House of Commons
+         of Canada"; a run that only keeps modifiers names something else ("Microsoft" is not
+         "Microsoft Mobile", "Congress" is not "Library of Congress");
+       * leaves only name-like extra words (capitalised or connectors): "Apple" never reaches "apple
+         pie";
+       * leaves no number or roman numeral ("World Cup" is not "2014 World Cup", "Legends" not
+         "Legends II").
+     Locations are never extended by containment: a place's name extended either way is usually
+     another place (Albany / Albany County, Germany / East Germany, New York / New York City).
+   Evidence, strongest first:
+   - same document: in each document where the short id occurs with exactly one candidate entity,
+     that document votes for it (a document with two candidates, e.g. two Smiths, votes for none).
+     The winner needs strictly more votes than the runner-up and, except for acronyms, votes from at
+     least half of the short id's documents (a short form mostly seen without the long one is an
+     entity of its own: "Doctor Who" vs "Doctor Who Live").
+   - across documents (only when the short id never co-occurs with any candidate): exactly one
+     candidate entity in the whole corpus, by a specific rule: surnames and person short forms,
+     multi-token contained names, acronyms of 3+ letters. Single-word heads of other types and given
+     names need a shared document. The short id may not occur in more than twice as many documents
+     as its long form (except acronyms): "Berg" in 50 documents is not the "Anna Berg" of one.
+   Short forms are resolved from the longest to the shortest, so "Obama" sees "Barack Obama" and
+   "Barack Hussein Obama" as one candidate once they are linked. An entity joins as a short form at
+   most once, so a short form never bridges two different long entities.
+4. Canonical id: per cluster, a merge-override target first, then typed over OTHER, full names over
+   short forms, most mentions, most tokens, smallest id. Independent of row order.
+5. Overrides (from_id, to_id, action): "merge" forces the two ids together (to_id canonical); "split"
+   forbids the two ids from ever ending in the same cluster, whatever path would join them (undoing
+   a merge = a split; the next run restores separate entities). Ids absent from the mentions are
+   ignored.
+
+Candidate generation is sub-quadratic: long forms publish "handles" (their token runs, initials,
+first+last keys) and short forms are found by equality joins on (document, handle) and on handle;
+handles shared by more than `max_block` long entities are not used across documents (such a short form
+is ambiguous anyway). `NameLinker.stats` reports the pairs examined.
+"""
+
+from __future__ import annotations
+
+import time
+
+import polars as pl
+
+from kg_assets.core import schemas
+from kg_assets.core.linking.clusters import OTHER, Clusters, entity_nodes, override_pairs, resolve_clusters
+from kg_assets.core.linking.name_keys import GEO_ALIASES, MAX_TOKENS, MIN_SHORT_CHARS, long_form_handles, with_name_keys
+
+COVERAGE = 0.5  # same-document votes must cover this share of the short id's documents
+SPECIFICITY_RATIO = 2.0  # across documents: docs(short) <= ratio * docs(long)
+
+# method -> (score with same-document evidence, score across documents)
+SCORES = {
+    "acronym": (0.9, 0.75),
+    "person_short_form": (0.9, 0.75),
+    "containment": (0.85, 0.7),
+}
+RULE_METHOD = {"acronym": "acronym", "declared_acronym": "acronym", "surname": "person_short_form",
+               "person_short_form": "person_short_form", "first_name": "person_short_form",
+               "containment": "containment"}
+RULE_LABEL = {"acronym": "acronym", "declared_acronym": "declared acronym", "surname": "surname",
+              "person_short_form": "short form", "first_name": "given name", "containment": "contained name"}
+RULE_RANK = {"declared_acronym": 0, "acronym": 1, "person_short_form": 2, "surname": 3, "containment": 4,
+             "first_name": 5}
+
+
+class NameLinker:
+    """Rule-based name linker (see the module docstring). `stats` describes the last `link` call."""
+
+    name = "name_rules"
+
+    def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
+        self.max_block = max_block
+        self.coverage = coverage
+        self.specificity_ratio = specificity_ratio
+        self.stats: dict[str, float | int] = {}
+
+    def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
+        t0 = time.perf_counter()
+        stats: dict[str, float | int] = {"mentions": mentions.height}
+        self.stats = stats
+        if mentions.height == 0:
+            return schemas.empty(schemas.ENTITY_ALIASES)
+        nodes = with_name_keys(entity_nodes(mentions))
+        ids = nodes["entity_id"].to_list()
+        n = len(ids)
+        stats["entities"] = n
+        index = {e: i for i, e in enumerate(ids)} if overrides is not None and overrides.height else {}
+        merges, splits = override_pairs(overrides, index)
+        uf = Clusters(n, splits)
+        names = nodes["name"].to_list()
+        node_docs = (
+            mentions.select("entity_id", pl.col("document_id").fill_null(""))
+            .unique()
+            .join(nodes.select("entity_id", "idx"), on="entity_id")
+            .select("idx", pl.col("document_id").alias("doc"))
+        )
+        stats["entity_documents"] = node_docs.height
+
+        # 1. overrides and name variants (equivalences)
+        for a, b in merges:
+            uf.union(a, b, "override", 1.0, f'override: merge "{names[a]}" into "{names[b]}"')
+        self._equivalences(nodes, node_docs, uf, names, stats)
+        group = [uf.find(i) for i in range(n)]
+        stats["seconds_keys"] = round(time.perf_counter() - t0, 3)
+
+        # 2. short forms
+        attached = self._short_forms(nodes, node_docs, uf, group, names, stats)
+
+        # 3. canonical choice and resolved redirects
+        merge_targets = {b for _, b in merges}
+        rank = nodes.select(
+            "idx",
+            (~pl.col("idx").is_in(list(merge_targets))).alias("r0"),
+            (pl.col("entity_type") == OTHER).alias("r1"),
+            pl.Series("r2", [group[i] in attached for i in range(n)], dtype=pl.Boolean),
+            (-pl.col("n_mentions")).alias("r3"),
+            (-pl.col("n_tok")).alias("r4"),
+        )
+        out = resolve_clusters(ids, uf, rank)
+        stats["redirects"] = out.height
+        stats["blocked_by_split"] = uf.blocked
+        stats["seconds"] = round(time.perf_counter() - t0, 3)
+        return out
+
+    # -- name variants -------------------------------------------------------------------------------
+
+    def _equivalences(self, nodes: pl.DataFrame, node_docs: pl.DataFrame, uf: Clusters, names: list[str],
+                      stats: dict) -> None:
+        keyed = nodes.filter(pl.col("key") != "").select("idx", "key", "raw_key", "entity_type", "first_cap", "is_acronym")
+        same = (
+            keyed.sort("idx").group_by("key", "entity_type").agg("idx", "raw_key")
+            .filter(pl.col("idx").list.len() > 1).sort("key", "entity_type")
+        )
+        count = 0
+        for key, _et, members, raw in same.iter_rows():
+            a = members[0]
+            for b, raw_b in zip(members[1:], raw[1:], strict=True):
+                if raw_b != raw[0] and (raw_b in GEO_ALIASES or raw[0] in GEO_ALIASES):
+                    count += uf.union(b, a, "geo_alias", 0.95, f'country alias: "{names[b]}" = "{names[a]}"')
+                else:
+                    count += uf.union(b, a, "name_variant", 0.95,
+                                      f'same name after folding: "{names[b]}" = "{names[a]}" ({key})')
+        # OTHER joins the only typed entity with its key
+        typed = (
+            keyed.filter(pl.col("entity_type") != OTHER)
+            .group_by("key").agg(pl.col("entity_type").n_unique().alias("n_types"), pl.col("idx").min().alias("target"))
+            .filter(pl.col("n_types") == 1)
+        )
+        # ... when it is written as a name ("jury" typed OTHER and "jury" typed PERSON are common nouns) and
+        # never in a document that also has the typed one: a type disagreement inside one document is a
+        # distinction ("Spanish" the language next to "Spanish" for Spain), across documents it is noise
+        other = (keyed.filter((pl.col("entity_type") == OTHER) & (pl.col("first_cap") | pl.col("is_acronym")))
+                 .join(typed, on="key"))
+        if other.height:
+            typed_docs = (keyed.filter(pl.col("entity_type") != OTHER).select("key", "idx")
+                          .join(node_docs, on="idx").select("key", "doc"))
+            shared = (other.select("idx", "key").join(node_docs, on="idx")
+                      .join(typed_docs, on=["key", "doc"], how="semi").select("idx").unique())
+            other = other.join(shared, on="idx", how="anti")
+        other = other.sort("idx")
+        for idx, target in other.select("idx", "target").iter_rows():
+            count += uf.union(idx, target, "name_variant", 0.85,
+                              f'untyped "{names[idx]}" matches the only typed entity "{names[target]}"')
+        stats["links_name_variant"] = count
+
+    # -- short forms ---------------------------------------------------------------------------------
+
+    def _short_forms(self, nodes, node_docs, uf: Clusters, group: list[int], names: list[str], stats: dict) -> set[int]:
+        shorts = nodes.filter(
+            (pl.col("n_tok") >= 1) & (pl.col("n_tok") < MAX_TOKENS) & (pl.col("key") != "")
+            & (pl.col("first_cap") | pl.col("is_acronym"))
+        ).with_columns(
+            # the key of a short form is its token run (geo aliases already handled by equivalence)
+            pl.col("up").list.join(" ").alias("skey"),
+        )
+        short_keys = shorts.filter(pl.col("key_chars") >= MIN_SHORT_CHARS).select(pl.col("skey").alias("h_key")).unique()
+        short_acr = shorts.filter(pl.col("is_acronym")).select(pl.col("skey").alias("h_key")).unique()
+        handles = long_form_handles(nodes, short_keys, short_acr)
+        stats["handles"] = handles.height
+        attached: set[int] = set()
+        if handles.height == 0:
+            stats["candidate_pairs"] = 0
+            return attached
+        ltype = nodes.select(pl.col("idx").alias("l"), pl.col("entity_type").alias("l_type"),
+                             pl.col("n_docs").alias("l_docs"))
+        handles = handles.join(ltype, on="l")
+        s = shorts.select(
+            pl.col("idx").alias("s"), pl.col("skey").alias("h_key"), pl.col("entity_type").alias("s_type"),
+            "n_tok", "key_chars", "is_acronym",
+        )
+        rule_ok = (
+            pl.when(pl.col("rule").is_in(["acronym", "declared_acronym"])).then(pl.col("is_acronym"))
+            .otherwise(pl.col("key_chars") >= MIN_SHORT_CHARS)
+        )
+        same_type = pl.col("s_type") == pl.col("l_type")
+
+        # same-document candidates: join on (document, handle)
+        hd = handles.join(node_docs.rename({"idx": "l"}), on="l")
+        sd = s.join(node_docs.rename({"idx": "s"}), on="s")
+        in_doc = (
+            sd.join(hd, on=["doc", "h_key"])
+            .filter((pl.col("s") != pl.col("l")) & rule_ok & same_type)
+            .select("s", "l", "doc", "rule", "n_tok", "global_ok")
+        )
+        # across documents: join on handle, skipping handles shared by too many long entities
+        block = handles.group_by("h_key").agg(pl.col("l").n_unique().alias("block"))
+        capped = block.filter(pl.col("block") > self.max_block)
+        glob_h = handles.filter(pl.col("global_ok")).join(capped, on="h_key", how="anti")
+        glob = (
+            s.join(glob_h, on="h_key")
+            .filter((pl.col("s") != pl.col("l")) & rule_ok & same_type)
+            .select("s", "l", "rule", "n_tok", "l_docs")
+        )
+        ambiguous_short = s.join(capped, on="h_key", how="semi").select("s")
+        stats["candidate_pairs_in_document"] = in_doc.height
+        stats["candidate_pairs_global"] = glob.height
+        stats["candidate_pairs"] = in_doc.height + glob.height
+        stats["capped_handles"] = capped.height
+
+        grp = pl.DataFrame({"s": pl.Series(range(len(group)), dtype=pl.Int64), "g": pl.Series(group, dtype=pl.Int64)})
+        in_doc = in_doc.join(grp, on="s")
+        glob = glob.join(grp, on="s")
+        # groups with any same-document candidate never use the across-documents path
+        doc_groups = in_doc.select("g").unique()
+        glob = glob.join(doc_groups, on="g", how="anti").join(
+            ambiguous_short.join(grp, on="s").select("g").unique(), on="g", how="anti")
+        g_docs = node_docs.join(grp.rename({"s": "idx"}), on="idx").group_by("g").agg(
+            pl.col("doc").n_unique().alias("g_docs"))
+        rank = pl.col("rule").replace_strict(RULE_RANK, return_dtype=pl.Int64)
+        in_doc = in_doc.with_columns(rank.alias("rank"))
+        glob = glob.with_columns(rank.alias("rank"))
+
+        links = {"acronym": 0, "person_short_form": 0, "containment": 0}
+        levels = sorted(set(in_doc["n_tok"].to_list()) | set(glob["n_tok"].to_list()), reverse=True)
+        for level in levels:
+            decisions = []
+            rows = in_doc.filter(pl.col("n_tok") == level)
+            if rows.height:
+                decisions += self._same_document(rows, uf, g_docs, attached)
+            rows = glob.filter(pl.col("n_tok") == level)
+            if rows.height:
+                decisions += self._across_documents(rows, uf, g_docs, attached)
+            for g, s_idx, l_idx, rule, doc, votes, n_docs in sorted(decisions, key=lambda d: (d[0], d[1], d[2])):
+                if g in attached:
+                    continue
+                method = RULE_METHOD[rule]
+                what = RULE_LABEL[rule]
+                score = SCORES[method][0 if doc is not None else 1]
+                if doc is not None:
+                    evidence = (f'same document {doc}: "{names[s_idx]}" is the {what} of "{names[l_idx]}" '
+                                f"({votes} of {n_docs} documents agree)")
+                else:
+                    evidence = f'"{names[s_idx]}" is the {what} of "{names[l_idx]}", the only candidate in any document'
+                if uf.union(s_idx, l_idx, method, score, evidence):
+                    attached.add(g)
+                    links[method] += 1
+        for method, count in links.items():
+            stats[f"links_{method}"] = count
+        return attached
+
+    @staticmethod
+    def _roots(rows: pl.DataFrame, uf: Clusters) -> pl.DataFrame:
+        ls = rows["l"].unique().to_list()
+        gs = rows["g"].unique().to_list()
+        lr = pl.DataFrame({"l": pl.Series(ls, dtype=pl.Int64), "root": pl.Series([uf.find(x) for x in ls], dtype=pl.Int64)})
+        gr = pl.DataFrame({"g": pl.Series(gs, dtype=pl.Int64), "g_root": pl.Series([uf.find(x) for x in gs], dtype=pl.Int64)})
+        return rows.join(lr, on="l").join(gr, on="g").filter(pl.col("root") != pl.col("g_root"))
+
+    def _same_document(self, rows: pl.DataFrame, uf: Clusters, g_docs: pl.DataFrame, attached: set[int]) -> list:
+        rows = self._roots(rows.filter(~pl.col("g").is_in(list(attached))), uf)
+        if rows.height == 0:
+            return []
+        per_doc = rows.group_by("g", "doc").agg(pl.col("root").n_unique().alias("n_roots"))
+        unique_docs = per_doc.filter(pl.col("n_roots") == 1).select("g", "doc")
+        voted = rows.join(unique_docs, on=["g", "doc"], how="semi")
+        votes = (
+            voted.group_by("g", "root").agg(
+                pl.col("doc").n_unique().alias("votes"),
+                pl.col("rank").min().alias("best_rank"),
+                pl.struct("rank", "doc", "s", "l", "rule").sort_by("rank", "doc", "s", "l").first().alias("rep"),
+            )
+            .sort(["g", "votes", "best_rank", "root"], descending=[False, True, False, False])
+        )
+        ranked = votes.group_by("g", maintain_order=True).agg(
+            pl.col("votes").first().alias("top"),
+            pl.col("votes").get(1, null_on_oob=True).fill_null(0).alias("second"),
+            pl.col("rep").first(),
+        ).join(g_docs, on="g")
+        acronym = pl.col("rep").struct.field("rule").is_in(["acronym", "declared_acronym"])
+        ok = ranked.filter(
+            (pl.col("top") > pl.col("second"))
+            & (acronym | (pl.col("top") >= self.coverage * pl.col("g_docs")))
+        ).unnest("rep")
+        return list(ok.select("g", "s", "l", "rule", "doc", "top", "g_docs").iter_rows())
+
+    def _across_documents(self, rows: pl.DataFrame, uf: Clusters, g_docs: pl.DataFrame, attached: set[int]) -> list:
+        rows = self._roots(rows.filter(~pl.col("g").is_in(list(attached))), uf)
+        if rows.height == 0:
+            return []
+        per_g = (
+            rows.sort("rank", "s", "l")
+            .group_by("g").agg(
+                pl.col("root").n_unique().alias("n_roots"),
+                pl.col("l_docs").max().alias("l_docs"),
+                pl.col("s").first(), pl.col("l").first(), pl.col("rule").first(),
+            )
+            .filter(pl.col("n_roots") == 1)
+            .join(g_docs, on="g")
+        )
+        acronym = pl.col("rule").is_in(["acronym", "declared_acronym"])
+        ok = per_g.filter(acronym | (pl.col("g_docs") <= self.specificity_ratio * pl.col("l_docs")))
+        return [(g, s, l, rule, None, 0, n) for g, s, l, rule, n in ok.select("g", "s", "l", "rule", "g_docs").iter_rows()]
