@@ -18,7 +18,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
 
 import instructor
 import openai
@@ -39,7 +38,6 @@ from kg_assets.core.llm_output import (
     to_frames,
 )
 from kg_assets.core.prompts import (
-    DEFAULT_ENTITY_TYPES,
     PROMPT_VERSION,
     build_gleaning_messages,
     build_messages,
@@ -48,43 +46,7 @@ from kg_assets.core.prompts import (
 )
 from kg_assets.llm.base import ExtractionResult
 from kg_assets.llm.cache import LLMCache
-
-OutputFormat = Literal["tuple", "structured"]
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None
-    api_key: str | None = None
-    output_format: OutputFormat = "tuple"
-    temperature: float = 0.0
-    max_completion_tokens: int = 2000
-    timeout_s: float = 60.0
-    max_retries: int = 4
-    concurrency: int = 16
-    requests_per_minute: int | None = None
-    tokens_per_minute: int | None = None
-    max_gleanings: int = 1
-    gleaning: Literal["auto", "always"] = "auto"  # auto: only after a cut, unparseable or "more remain" answer
-    entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES
-    unknown_types: Literal["other", "drop"] = "other"
-    orphan_relations: Literal["drop", "add"] = "drop"
-    max_entities: int = 60
-    max_relations: int = 80
-    max_attributes: int = 30
-    prompt_price_per_1m: float = 0.0
-    completion_price_per_1m: float = 0.0
-    cache_path: str = "data/llm_cache.sqlite"
-
-    @property
-    def params(self) -> dict[str, object]:
-        """Request parameters that change the answer, hence part of the cache key."""
-        return {"temperature": self.temperature, "max_tokens": self.max_completion_tokens, "format": self.output_format}
-
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.prompt_price_per_1m + completion_tokens * self.completion_price_per_1m) / 1e6
-
+from kg_assets.settings import LLMSettings
 
 class ExtractionTool(ExtractionOut, instructor.OpenAISchema):
     """Entities, relations and attribute facts of one text."""
@@ -115,7 +77,8 @@ class LLMExtractor:
         self.settings = settings
         self.run_id = run_id
         self.progress = progress  # optional callable(done, total) for visible progress
-        types = hashlib.sha256(",".join(settings.entity_types).encode()).hexdigest()[:6]
+        self.entity_types = tuple(settings.entity_types)  # hashable: the prompt builders cache on it
+        types = hashlib.sha256(",".join(self.entity_types).encode()).hexdigest()[:6]
         self.version = (f"{PROMPT_VERSION}/{settings.output_format}/{settings.model}/g{settings.max_gleanings}"
                         f"{settings.gleaning[0]}/t{types}")
 
@@ -172,7 +135,7 @@ class LLMExtractor:
         return build_messages(
             row["text"],
             fmt=self.settings.output_format,
-            entity_types=self.settings.entity_types,
+            entity_types=self.entity_types,
             section_path=row.get("section_path"),
             headings=row.get("headings") or (),
         )
@@ -217,7 +180,7 @@ class LLMExtractor:
                 failed = [line for _, p in state.passes[-1:] for line in p.bad_lines]
                 messages = build_gleaning_messages(
                     row["text"], fmt=s.output_format, found_entities=found, failed_lines=failed,
-                    entity_types=s.entity_types, section_path=row.get("section_path"), headings=row.get("headings") or (),
+                    entity_types=self.entity_types, section_path=row.get("section_path"), headings=row.get("headings") or (),
                 )
                 known = _record_keys(state.passes)
                 more = await self._ask(messages, _where(row, gleaning), self._parse)
@@ -229,7 +192,7 @@ class LLMExtractor:
             state.error = f"pass {len(state.passes)}: {type(exc).__name__}: {exc}"[:500]
         # Done here, while other chunks still wait on the model, rather than all at the end.
         state.merged, _ = sanitize(
-            merge_passes([parsed for _, parsed in state.passes]), entity_types=s.entity_types,
+            merge_passes([parsed for _, parsed in state.passes]), entity_types=self.entity_types,
             unknown_types=s.unknown_types, orphan_relations=s.orphan_relations, max_entities=s.max_entities,
             max_relations=s.max_relations, max_attributes=s.max_attributes,
         )
