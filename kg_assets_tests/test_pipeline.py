@@ -3,12 +3,13 @@
 import dagster as dg
 import polars as pl
 
-from kg_assets.definitions import defs as module_defs
+from kg_assets.definitions import defs as load_code_location
 
 TABLES = ("documents", "chunks", "entity_mentions", "local_relations", "entities", "graph_nodes", "graph_edges")
 
 
 def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
+    module_defs = load_code_location()  # what `dagster dev` loads, settings from this environment
     graph = module_defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert {"documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "knowledge_graph"} <= keys

@@ -1,7 +1,7 @@
 """The DDL of schema `kg`: tables from the column contracts, plus the attribute views and table macro.
 
 The views are the SQL twins of `core.temporal.current_attributes` and `attributes_as_of`
-(kg_assets_tests/test_warehouse.py checks that both give the same rows).
+(kg_assets_tests/test_temporal.py checks that both give the same rows).
 """
 
 from __future__ import annotations

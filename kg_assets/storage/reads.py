@@ -13,11 +13,11 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.storage.ddl import SCHEMA
 
-def frame(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> pl.DataFrame:
+def fetch_frame(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> pl.DataFrame:
     return con.sql(sql, params=params).pl()
 
 
-def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> object:
+def fetch_scalar(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> object:
     # fetchall, not fetchone: duckdb 2.0 keeps a half-read result pending on the connection.
     return con.execute(sql, params or []).fetchall()[0][0]
 
@@ -31,7 +31,7 @@ class WarehouseReads:
 
     def _read(self, sql: str, params: object = None) -> pl.DataFrame:
         with self.connect(read_only=True) as con:
-            return frame(con, sql, params)
+            return fetch_frame(con, sql, params)
 
     def _rows(self, table: str, columns: Sequence[str] = (), current_only: bool = False) -> pl.DataFrame:
         """Rows of a contract table (every row, or only the current ones of a versioned table)."""
@@ -107,7 +107,7 @@ class WarehouseReads:
     def counts(self) -> dict[str, int]:
         """Rows per table (current rows of versioned tables)."""
         with self.connect(read_only=True) as con:
-            return {table: scalar(con, f"SELECT count(*) FROM {SCHEMA}.{table} WHERE {_current(table)}")
+            return {table: fetch_scalar(con, f"SELECT count(*) FROM {SCHEMA}.{table} WHERE {_current(table)}")
                     for table in schemas.TABLES}
 
     def stale_documents(self, extractor_version: str, chunker_version: str) -> list[str]:

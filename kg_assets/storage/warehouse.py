@@ -23,7 +23,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_expone
 
 from kg_assets.core import schemas
 from kg_assets.storage.ddl import SCHEMA, create_schema
-from kg_assets.storage.reads import WarehouseReads, frame, scalar
+from kg_assets.storage.reads import WarehouseReads, fetch_frame, fetch_scalar
 
 __all__ = ["SCHEMA", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
 
@@ -159,7 +159,7 @@ class Warehouse(WarehouseReads):
         with self.transaction() as con:
             con.register("_docs", docs)
             try:
-                changed = frame(
+                changed = fetch_frame(
                     con,
                     f"""SELECT n.document_id FROM _docs n LEFT JOIN {SCHEMA}.documents o
                         ON o.document_id = n.document_id AND o.valid_until IS NULL
@@ -181,7 +181,7 @@ class Warehouse(WarehouseReads):
         ids = list(current_ids)
         ts = now_utc()
         with self.transaction() as con:
-            retired = frame(
+            retired = fetch_frame(
                 con,
                 f"""SELECT DISTINCT document_id FROM {SCHEMA}.documents
                     WHERE valid_until IS NULL AND document_id NOT IN (SELECT unnest($ids))""",
@@ -218,13 +218,13 @@ class Warehouse(WarehouseReads):
         on = " AND ".join(f'o."{k}" = n."{k}"' for k in key)
         con.register("_new", new)
         try:
-            closed = scalar(
+            closed = fetch_scalar(
                 con,
                 f"""UPDATE {SCHEMA}.{table} o SET valid_until = $ts WHERE o.valid_until IS NULL
                     AND NOT EXISTS (SELECT 1 FROM _new n WHERE {on})""",
                 {"ts": ts},
             )
-            merged = frame(
+            merged = fetch_frame(
                 con,
                 f"""SELECT n.*, coalesce(o.valid_from, $ts) AS valid_from, NULL::TIMESTAMPTZ AS valid_until
                     FROM _new n LEFT JOIN {SCHEMA}.{table} o ON {on} AND o.valid_until IS NULL""",
