@@ -32,8 +32,12 @@ def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
 
 
 def test_the_whole_pipeline_builds_a_graph_from_the_sample_corpus(project):
+    import os
+
+    environment = dict(os.environ)
     result = project.run_all(with_dbt=True)
     assert result.success
+    assert dict(os.environ) == environment, "no step changes the environment (dbt gets the warehouse as a var)"
     counts = project.warehouse.counts()
     for table in TABLES:
         assert counts[table] > 0, table

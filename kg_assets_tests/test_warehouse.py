@@ -123,3 +123,27 @@ def test_a_writer_waits_for_another_process_to_release_the_file(wh, tmp_path):
     assert time.monotonic() - started > 0.5
     assert holder.wait(timeout=10) == 0
     assert wh.run_user_query("SELECT count(*) AS n FROM kg.chunks")["n"][0] == 1
+
+
+def test_reading_a_missing_warehouse_is_a_clear_error_and_creates_nothing(tmp_path):
+    from kg_assets.storage.warehouse import WarehouseNotFound
+
+    wh = Warehouse(tmp_path / "none" / "warehouse.duckdb")
+    for read in (wh.counts, wh.link_overrides, lambda: wh.stale_documents("v", "c"), lambda: wh.run_user_query("SELECT 1")):
+        with pytest.raises(WarehouseNotFound, match="no warehouse at"):
+            read()
+    assert not (tmp_path / "none").exists()
+
+
+def test_the_schema_is_created_once_per_file_and_reads_cannot_write(wh):
+    wh.replace_partitions({"chunks": _chunks("a", 1)}, ["a"])
+    with wh.connect() as con:
+        con.execute("DROP VIEW kg.entity_attributes_current")
+    wh.replace_partitions({"chunks": _chunks("b", 1)}, ["b"])  # a later write does not run the DDL again
+    views = "SELECT view_name FROM duckdb_views() WHERE schema_name = 'kg' AND view_name = 'entity_attributes_current'"
+    assert wh.run_user_query(views).height == 0
+    wh.create_schema()  # asked for explicitly, it is checked again
+    assert wh.run_user_query(views).height == 1
+    with pytest.raises(duckdb.InvalidInputException, match="read-only"):
+        wh.run_user_query("DELETE FROM kg.chunks")
+    assert wh.run_user_query("SELECT count(*) AS n FROM kg.chunks")["n"][0] == 2

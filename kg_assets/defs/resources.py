@@ -35,8 +35,10 @@ def build_resources(settings: Settings) -> dict[str, object]:
     extractor = settings.extractor.model_dump(exclude={"api_key"})
     return {
         "warehouse": WarehouseResource(**settings.warehouse.model_dump()),
-        "settings": dg.ResourceDefinition.hardcoded_resource(
-            settings.ingest, "Inbox and chunking (fixed by the code location's environment, not run config)"),
+        # An empty config schema: run config that tries to set anything here is rejected at launch.
+        "settings": dg.ResourceDefinition(
+            resource_fn=lambda _: settings.ingest, config_schema={},
+            description="Inbox and chunking: fixed by the code location's environment, not by run config"),
         # The key is never a config value: the resource names the variable, resolved where the run executes.
         "extractor": ExtractorResource(**extractor, api_key=dg.EnvVar(API_KEY_ENV) if settings.extractor.api_key else None),
         "check_thresholds": CheckThresholds(**settings.checks.model_dump()),
