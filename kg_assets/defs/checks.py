@@ -50,7 +50,7 @@ def relation_endpoints_exist(warehouse: WarehouseResource) -> dg.AssetCheckResul
     asset="entity_mentions",
     description="Shares of chunks whose extraction failed (KG_MAX_FAILED_CHUNK_SHARE, default 0.2) or found no "
     "entity (KG_MAX_EMPTY_CHUNK_SHARE, default 0.5) stay under their thresholds: a run that 'succeeds' with "
-    "nothing extracted fails here.",
+    "nothing extracted fails here. The thresholds are fields of the check_thresholds resource.",
 )
 def extraction_health(warehouse: WarehouseResource, check_thresholds: CheckThresholds) -> dg.AssetCheckResult:
     max_failed, max_empty = check_thresholds.max_failed_chunk_share, check_thresholds.max_empty_chunk_share
