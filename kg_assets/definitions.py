@@ -1,14 +1,15 @@
-"""The kg_assets code location: every domain's definitions merged, resources bound from env vars."""
+"""The kg_assets code location: every domain's definitions merged, resources built from one Settings."""
 
 from __future__ import annotations
 
 import dagster as dg
 
 from kg_assets.defs import automation, checks, dbt, extraction, graph, ingest
-from kg_assets.defs.resources import default_resources
+from kg_assets.defs.resources import build_resources
+from kg_assets.settings import Settings
 
 
-def build_definitions() -> dg.Definitions:
+def build_definitions(settings: Settings) -> dg.Definitions:
     return dg.Definitions.merge(
         dg.Definitions(assets=[ingest.documents, ingest.chunks], sensors=[ingest.inbox_sensor]),
         dg.Definitions(assets=[extraction.extraction]),
@@ -20,8 +21,12 @@ def build_definitions() -> dg.Definitions:
             schedules=[automation.nightly_refresh],
             sensors=[automation.automation_sensor],
         ),
-        dg.Definitions(resources=default_resources()),
+        dg.Definitions(resources=build_resources(settings)),
     )
 
 
-defs = build_definitions()
+@dg.definitions
+def defs() -> dg.Definitions:
+    """What `dagster dev` and `dagster definitions validate` load: settings from the environment, checked
+    here, so a bad value stops the code location from loading and names its variable."""
+    return build_definitions(Settings.from_env())

@@ -7,7 +7,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from kg_assets.definitions import build_definitions
 from kg_assets.defs.partitions import documents_partitions, range_tags
+from kg_assets.settings import ExtractorSettings, IngestSettings, Settings, WarehouseSettings
 from kg_assets.storage.warehouse import Warehouse
 from kg_assets.testing.openai_server import FakeOpenAIServer
 
@@ -54,19 +56,22 @@ class Project:
                     self.instance.delete_dynamic_partition(request.partitions_def_name, key)
 
     def sql(self, query: str, **params):
-        return self.warehouse.query(query, params or None)
+        return self.warehouse.run_user_query(query, params or None)
+
+
+def project_settings(inbox: Path, db: Path, **extractor) -> Settings:
+    """Explicit settings for a test project: nothing comes from the environment."""
+    return Settings(ingest=IngestSettings(inbox_dir=str(inbox)), warehouse=WarehouseSettings(db_path=str(db)),
+                    extractor=ExtractorSettings(**extractor))
 
 
 @pytest.fixture(scope="session")
 def built_warehouse(tmp_path_factory) -> Path:
     """A warehouse built once from the sample corpus; tests that only read or corrupt it get a copy."""
     root = tmp_path_factory.mktemp("built")
-    with pytest.MonkeyPatch.context() as mp, dg.instance_for_test() as instance:
-        mp.setenv("KG_INBOX", str(SAMPLE_INBOX))
-        mp.setenv("KG_DUCKDB_PATH", str(root / "warehouse.duckdb"))
-        from kg_assets.definitions import build_definitions
-
-        built = Project(SAMPLE_INBOX, Warehouse(root / "warehouse.duckdb"), instance, build_definitions())
+    db = root / "warehouse.duckdb"
+    with dg.instance_for_test() as instance:
+        built = Project(SAMPLE_INBOX, Warehouse(db), instance, build_definitions(project_settings(SAMPLE_INBOX, db)))
         assert built.run_all().success
     return root / "warehouse.duckdb"
 
@@ -80,18 +85,13 @@ def built(project, built_warehouse):
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
+def project(tmp_path):
     inbox = tmp_path / "inbox"
     shutil.copytree(SAMPLE_INBOX, inbox)
     db = tmp_path / "warehouse.duckdb"
-    monkeypatch.setenv("KG_INBOX", str(inbox))
-    monkeypatch.setenv("KG_DUCKDB_PATH", str(db))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    from kg_assets.definitions import build_definitions
-
     with dg.instance_for_test() as instance:
-        yield Project(inbox=inbox, warehouse=Warehouse(db), instance=instance, defs=build_definitions())
+        yield Project(inbox=inbox, warehouse=Warehouse(db), instance=instance,
+                      defs=build_definitions(project_settings(inbox, db)))
 
 
 @pytest.fixture
@@ -101,24 +101,22 @@ def openai_server():
         yield server
 
 
+# What every LLM test project starts from; `configure(**fields)` changes some of them.
+LLM_TEST_SETTINGS = {"prompt_price_per_1m": 0.15, "completion_price_per_1m": 0.60, "timeout_s": 5.0,
+                     "summary_min_fragments": 0}  # summaries have their own test
+
+
 @pytest.fixture
-def llm_project(project, openai_server, monkeypatch):
+def llm_project(project, openai_server):
     """`project` with extraction pointed at the local OpenAI-compatible test server."""
-    from kg_assets.definitions import build_definitions
     from kg_assets.testing.scripted_llm import extraction_responder
 
     openai_server.set_responder(extraction_responder())
-    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.setenv("KG_LLM_PROMPT_PRICE", "0.15")
-    monkeypatch.setenv("KG_LLM_COMPLETION_PRICE", "0.60")
-    monkeypatch.setenv("KG_LLM_TIMEOUT_S", "5")
-    monkeypatch.setenv("KG_SUMMARY_MIN_FRAGMENTS", "0")  # summaries have their own test
+    extractor = {**LLM_TEST_SETTINGS, "base_url": openai_server.base_url}
 
-    def configure(**env: str) -> Project:
-        for key, value in env.items():
-            monkeypatch.setenv(key, value)
-        project.defs = build_definitions()
+    def configure(**fields) -> Project:
+        extractor.update(fields)
+        project.defs = build_definitions(project_settings(project.inbox, project.warehouse.path, **extractor))
         return project
 
     project.server = openai_server

@@ -25,13 +25,13 @@ def test_every_check_has_a_corruption_case():
     assert {next(iter(c.check_specs)).name for c in check_defs.checks} == set(CORRUPTIONS)
 
 
-def _run_check(project, name):
+def _run_check(project, name, run_config=None):
     check = next(c for c in check_defs.checks if next(iter(c.check_specs)).name == name)
     job = dg.define_asset_job(f"only_{name}", selection=dg.AssetSelection.checks(check))
     defs = dg.Definitions.merge(project.defs, dg.Definitions(jobs=[job]))
     keys = project.instance.get_dynamic_partitions("documents")
     result = defs.resolve_job_def(f"only_{name}").execute_in_process(
-        instance=project.instance, tags=range_tags(keys[0], keys[-1]), raise_on_error=False
+        instance=project.instance, tags=range_tags(keys[0], keys[-1]), raise_on_error=False, run_config=run_config
     )
     (evaluation,) = result.get_asset_check_evaluations()
     return evaluation
@@ -65,3 +65,13 @@ def test_entity_ids_match_names_reports_each_renamed_or_retyped_entity(built):
         con.execute("UPDATE kg.entities SET entity_type = 'ORGANIZATION' WHERE valid_until IS NULL AND name = 'Marcus Webb' AND entity_type = 'PERSON'")
     evaluation = _run_check(built, "entity_ids_match_names")
     assert not evaluation.passed and evaluation.metadata["violations"].value == 2
+
+
+def test_extraction_health_thresholds_are_resource_fields(built):
+    with built.warehouse.transaction() as con:
+        con.execute("UPDATE kg.chunk_extractions SET status = 'error' WHERE chunk_id IN "
+                    "(SELECT chunk_id FROM kg.chunk_extractions ORDER BY chunk_id LIMIT 30)")
+    assert not _run_check(built, "extraction_health").passed
+    tolerant = {"resources": {"check_thresholds": {"config": {"max_failed_chunk_share": 0.5}}}}
+    evaluation = _run_check(built, "extraction_health", run_config=tolerant)
+    assert evaluation.passed and evaluation.metadata["max_failed_share"].value == 0.5

@@ -18,7 +18,7 @@ BIN = Path(sys.executable).parent
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "KG_", "DAGSTER_"))}
     home = tmp_path / "dagster_home"
-    home.mkdir()
+    home.mkdir(parents=True)
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     return {**env, "DAGSTER_HOME": str(home)}
 
@@ -65,3 +65,21 @@ def test_dagster_definitions_validate_passes(tmp_path):
                           env=_env(tmp_path), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "Validation successful" in proc.stdout + proc.stderr
+
+
+def test_dagster_definitions_validate_fails_on_a_bad_setting_and_names_the_variable(tmp_path):
+    for name, value in (("KG_EXTRACTOR", "bogus"), ("KG_LLM_FORMAT", "xml")):
+        proc = subprocess.run([BIN / "dagster", "definitions", "validate", "-w", "workspace.yaml"], cwd=ROOT,
+                              env={**_env(tmp_path / name), name: value}, capture_output=True, text=True, timeout=300)
+        assert proc.returncode != 0
+        assert f"{name}={value!r}" in proc.stdout + proc.stderr
+
+
+def test_kg_commands_refuse_a_bad_setting_and_a_missing_warehouse_clearly(tmp_path):
+    proc = subprocess.run([BIN / "kg", "sql", "SELECT 1", "--db", tmp_path / "w.duckdb"], env={**_env(tmp_path), "KG_LLM_FORMAT": "xml"},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "KG_LLM_FORMAT='xml'" in proc.stderr
+    proc = subprocess.run([BIN / "kg", "link", "list", "--db", tmp_path / "w.duckdb"], env=_env(tmp_path / "home2"),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "no warehouse at" in proc.stderr
+    assert not (tmp_path / "w.duckdb").exists(), "a read creates nothing"

@@ -11,6 +11,18 @@ from kg_assets.cli import main
 SHARED_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "redocred_dev200.jsonl"
 
 
+@pytest.fixture
+def llm_cli(llm_project, monkeypatch):
+    """`llm_project`, with the environment the CLI reads its settings from set to the same settings."""
+    env = {"KG_INBOX": llm_project.inbox, "KG_DUCKDB_PATH": llm_project.warehouse.path,
+           "OPENAI_BASE_URL": llm_project.server.base_url, "KG_LLM_TIMEOUT_S": "5", "KG_SUMMARY_MIN_FRAGMENTS": "0",
+           "KG_LLM_PROMPT_PRICE": "0.15", "KG_LLM_COMPLETION_PRICE": "0.60"}
+    for name, value in env.items():
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return llm_project
+
+
 def _estimate(capsys, project) -> dict[str, str]:
     assert main(["estimate", "--inbox", str(project.inbox), "--db", str(project.warehouse.path),
                  "--prompt-price", "0.15", "--completion-price", "0.6"]) == 0
@@ -18,8 +30,8 @@ def _estimate(capsys, project) -> dict[str, str]:
     return dict(re.findall(r"^  (.+?)\s{2,}(.+)$", out, re.M))
 
 
-def test_estimate_predicts_calls_and_tokens_and_knows_what_is_cached(llm_project, capsys):
-    project = llm_project
+def test_estimate_predicts_calls_and_tokens_and_knows_what_is_cached(llm_cli, capsys):
+    project = llm_cli
     before = _estimate(capsys, project)
     assert project.server.calls == 0, "an estimate never calls the model"
     assert project.run_all().success
@@ -78,7 +90,7 @@ def test_eval_extraction_on_the_shared_redocred_sample(capsys, monkeypatch):
     assert 0.6 < scores["entity_f1"] <= 1.0 and 0.0 < scores["relation_f1"] < 1.0
 
 
-def test_eval_extraction_with_an_llm_counts_calls_and_tokens(llm_project, tmp_path, capsys):
+def test_eval_extraction_with_an_llm_counts_calls_and_tokens(llm_cli, tmp_path, capsys):
     doc = {"doc_id": "x", "text": "Sarah Chen joined Quantum Dynamics Lab last spring.",
            "entities": [{"id": 0, "name": "Sarah Chen", "pipeline_type": "PERSON", "mentions": [{"text": "Sarah Chen"}]},
                         {"id": 1, "name": "Quantum Dynamics Lab", "pipeline_type": "ORGANIZATION", "mentions": [{"text": "Quantum Dynamics Lab"}]}],
@@ -87,7 +99,7 @@ def test_eval_extraction_with_an_llm_counts_calls_and_tokens(llm_project, tmp_pa
     path.write_text(json.dumps(doc) + "\n")
     scores = _eval(capsys, path)
     assert scores["extractor"] == "llm"
-    assert scores["llm_calls"] == llm_project.server.calls == 1
+    assert scores["llm_calls"] == llm_cli.server.calls == 1
     assert scores["prompt_tokens"] > 0 and scores["completion_tokens"] > 0
     assert scores["entity_f1"] == 1.0 and scores["relation_f1"] == 1.0
     again = _eval(capsys, path)

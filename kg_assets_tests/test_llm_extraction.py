@@ -21,7 +21,7 @@ def _check(result, name):
 
 @pytest.mark.parametrize("fmt", ["tuple", "structured"])
 def test_extraction_runs_through_dagster_in_both_formats(llm_project, fmt):
-    project = llm_project.configure(KG_LLM_FORMAT=fmt)
+    project = llm_project.configure(output_format=fmt)
     result = project.run_all()
     assert result.success
     server = project.server
@@ -77,7 +77,7 @@ def test_a_rerun_makes_no_llm_calls_and_a_rebuilt_warehouse_is_served_from_the_c
 
 
 def test_gleaning_finds_what_the_first_pass_missed(llm_project):
-    project = llm_project.configure(KG_LLM_GLEANING="always")
+    project = llm_project.configure(gleaning="always")
     first = {"Sarah Chen": "PERSON"}
     project.server.set_responder(extraction_responder(names=first, missed={"Quantum Dynamics Lab": "ORGANIZATION"}))
     assert project.run_all().success
@@ -88,7 +88,7 @@ def test_gleaning_finds_what_the_first_pass_missed(llm_project):
 
 
 def test_gleaning_stops_when_the_model_reports_nothing_missing(llm_project):
-    project = llm_project.configure(KG_LLM_MAX_GLEANINGS="3", KG_LLM_GLEANING="always")
+    project = llm_project.configure(max_gleanings=3, gleaning="always")
     missed_once = {"Quantum Dynamics Lab": "ORGANIZATION"}
     project.server.set_responder(extraction_responder(names={"Sarah Chen": "PERSON"}, missed=missed_once))
     assert project.run_all().success
@@ -150,7 +150,7 @@ def test_rate_limits_are_retried_and_the_call_succeeds(llm_project):
 
 
 def test_timeouts_are_recorded_per_chunk_and_a_rerun_redoes_only_those(llm_project):
-    project = llm_project.configure(KG_LLM_TIMEOUT_S="0.5", KG_LLM_MAX_RETRIES="0")
+    project = llm_project.configure(timeout_s=0.5, max_retries=0)
     normal = extraction_responder()
     slow_doc = "Levant Quantum Workshop"
     project.server.set_responder(lambda r: Reply.timeout(3) if slow_doc in chunk_text(r) else normal(r))
@@ -168,7 +168,7 @@ def test_timeouts_are_recorded_per_chunk_and_a_rerun_redoes_only_those(llm_proje
 
 
 def test_concurrency_is_bounded_by_configuration(llm_project):
-    project = llm_project.configure(KG_LLM_CONCURRENCY="3")
+    project = llm_project.configure(concurrency=3)
     project.server.latency_s = 0.05
     assert project.run_all().success
     assert project.server.peak_in_flight == 3
@@ -214,7 +214,9 @@ def test_cancelling_a_run_stops_llm_calls_writes_nothing_and_the_rerun_pays_only
     home = tmp_path / "home"
     home.mkdir()
     shutil.copy(Path(__file__).resolve().parents[1] / "dagster.yaml", home)
-    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    # The CLI reads its settings from the environment: the same ones the fixture gave the project.
+    env = {**os.environ, "DAGSTER_HOME": str(home), "OPENAI_BASE_URL": project.server.base_url, "KG_LLM_TIMEOUT_S": "5",
+           "KG_SUMMARY_MIN_FRAGMENTS": "0"}
     kg = Path(sys.executable).parent / "kg"
     args = [kg, "run", "--inbox", project.inbox, "--db", project.warehouse.path]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -258,12 +260,12 @@ def test_health_check_fails_when_a_run_extracts_nothing(llm_project):
 def test_entities_with_many_description_fragments_get_a_cached_llm_summary(llm_project):
     from kg_assets.testing.scripted_llm import is_summary
 
-    project = llm_project.configure(KG_SUMMARY_MIN_FRAGMENTS="3")
+    project = llm_project.configure(summary_min_fragments=3)
     normal = extraction_responder()
     failing = "Boston"
     project.server.set_responder(
         lambda r: Reply.server_error() if is_summary(r) and failing in r["messages"][-1]["content"].splitlines()[0] else normal(r))
-    project.configure(KG_LLM_MAX_RETRIES="0")
+    project.configure(max_retries=0)
     assert project.run_all().success
     fragments = project.sql("""SELECT e.name, count(DISTINCT m.description) AS n, any_value(e.description) AS description
                                FROM kg.entities e JOIN kg.entity_mentions m USING (entity_id)
@@ -309,7 +311,8 @@ def test_extraction_leaves_the_garbage_collector_as_it_found_it(tmp_path):
     stall the event loop; afterwards, also when a chunk failed, they must be collectable again."""
     import gc
 
-    from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
+    from kg_assets.extractors.llm.engine import LLMExtractor
+    from kg_assets.settings import LLMSettings
     from kg_assets.testing.openai_server import FakeOpenAIServer
 
     chunks = _engine_chunks({"c1": "Sarah Chen leads the lab.", "c2": "Broken chunk about Sarah Chen."})
@@ -332,7 +335,8 @@ def _engine_chunks(texts: dict[str, str]) -> pl.DataFrame:
 
 
 def test_the_engine_states_its_attribute_cap_in_the_prompt_and_keeps_that_many(tmp_path):
-    from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
+    from kg_assets.extractors.llm.engine import LLMExtractor
+    from kg_assets.settings import LLMSettings
     from kg_assets.testing.openai_server import FakeOpenAIServer
 
     d = "<|#|>"
@@ -349,7 +353,8 @@ def test_the_engine_states_its_attribute_cap_in_the_prompt_and_keeps_that_many(t
 
 
 def test_the_engine_version_follows_the_settings_that_change_the_rows():
-    from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
+    from kg_assets.extractors.llm.engine import LLMExtractor
+    from kg_assets.settings import LLMSettings
 
     base = LLMSettings()
     versions = {LLMExtractor(s).version for s in (
@@ -367,7 +372,8 @@ def test_stage_timer_wraps_every_stage_and_the_requests_inside_the_event_loop(tm
     import asyncio
     from contextlib import contextmanager
 
-    from kg_assets.extractors.llm.engine import LLMExtractor, LLMSettings
+    from kg_assets.extractors.llm.engine import LLMExtractor
+    from kg_assets.settings import LLMSettings
 
     openai_server.set_responder(extraction_responder(names={"Sarah Chen": "PERSON"}))
     chunks = pl.DataFrame({

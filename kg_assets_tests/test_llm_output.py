@@ -124,7 +124,7 @@ def test_lightrag_style_hash_separated_records_and_delimiter_variants():
     raw = (
         '("entity"<|>"Sarah Chen"<|>"PERSON"<|>"Researcher")##("entity"<|>"Acme"<|>"ORG"<|>"Lab")##'
         '("relationship"<|>"Sarah Chen"<|>"Acme"<|>"works at"<|>"She works there"<|>0.7)##\n'
-        f"attribute|#|Acme|#|headquarters|#|Boston|#|0.9\n"
+        "attribute|#|Acme|#|headquarters|#|Boston|#|0.9\n"
         "<|COMPLETE|>"
     )
     parsed = parse_tuples(raw)

@@ -4,13 +4,14 @@ import dagster as dg
 import polars as pl
 
 from kg_assets.core.consolidate import misnamed_entities
-from kg_assets.definitions import defs as module_defs
+from kg_assets.definitions import defs as load_code_location
 from kg_assets.defs.partitions import documents_partitions
 
 TABLES = ("documents", "chunks", "entity_mentions", "local_relations", "entities", "graph_nodes", "graph_edges")
 
 
 def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
+    module_defs = load_code_location()  # what `dagster dev` loads, settings from this environment
     graph = module_defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert {"documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "knowledge_graph"} <= keys
@@ -36,8 +37,12 @@ def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
 
 
 def test_the_whole_pipeline_builds_a_graph_from_the_sample_corpus(project):
+    import os
+
+    environment = dict(os.environ)
     result = project.run_all(with_dbt=True)
     assert result.success
+    assert dict(os.environ) == environment, "no step changes the environment (dbt gets the warehouse as a var)"
     counts = project.warehouse.counts()
     for table in TABLES:
         assert counts[table] > 0, table

@@ -1,7 +1,6 @@
 """The inbox sensor: new, changed and deleted files become exactly the runs (and retractions) they need."""
 
 import dagster as dg
-import polars as pl
 
 from kg_assets.defs.ingest import inbox_sensor
 from kg_assets.defs.partitions import RANGE_END_TAG, RANGE_START_TAG

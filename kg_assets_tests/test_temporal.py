@@ -354,37 +354,27 @@ def test_empty_input_gives_empty_frames_with_the_right_schemas():
     assert attributes_as_of(attrs, d(2025, 1, 1)).schema == pl.Schema(ENTITY_ATTRIBUTES)
 
 
-def _squash(sql):
-    return " ".join(sql.split())
+def test_the_warehouse_attribute_views_match_the_polars_functions(tmp_path):
+    from kg_assets.storage.warehouse import Warehouse
 
-
-def test_documented_sql_views_match_the_polars_functions():
-    duckdb = pytest.importorskip("duckdb")
-    for sql in (temporal.CURRENT_VIEW_SQL, temporal.HISTORY_VIEW_SQL, temporal.AS_OF_VIEW_SQL, temporal.AS_OF_MACRO_SQL):
-        assert _squash(sql) in _squash(temporal.__doc__)  # the docstring and the constants agree
     observations, documents, redirects = random_world(3)
     attrs, _ = build_entity_attributes(observations, documents, redirects)
-    con = duckdb.connect()
-    try:
-        con.execute("CREATE SCHEMA kg")
-        con.execute("CREATE TABLE kg.entity_attributes AS SELECT * FROM attrs")
-        for sql in (temporal.CURRENT_VIEW_SQL, temporal.HISTORY_VIEW_SQL, temporal.AS_OF_VIEW_SQL, temporal.AS_OF_MACRO_SQL):
-            con.execute(sql)
+    wh = Warehouse(tmp_path / "warehouse.duckdb")
+    wh.replace_tables({"entity_attributes": attrs})
 
-        def ids(query):
-            return sorted(r[0] for r in con.execute(query).fetchall())
+    def ids(query):
+        return sorted(wh.run_user_query(query)["attribute_id"])
 
-        assert ids("SELECT attribute_id FROM kg.entity_attributes_current") == sorted(current_attributes(attrs)["attribute_id"])
-        history = con.execute("SELECT attribute_id, version, is_current FROM kg.entity_attributes_history").fetchall()
-        assert [r[0] for r in history] == attrs["attribute_id"].to_list()  # same order as the frame
-        assert sum(r[2] for r in history) == current_attributes(attrs).height
-        for when in [d(2024, 1, 1), d(2024, 3, 2), d(2024, 6, 1), d(2024, 11, 2), d(2030, 1, 1)]:
-            expected = sorted(attributes_as_of(attrs, when)["attribute_id"])
+    assert ids("SELECT attribute_id FROM kg.entity_attributes_current") == sorted(current_attributes(attrs)["attribute_id"])
+    history = wh.run_user_query("SELECT attribute_id, version, is_current FROM kg.entity_attributes_history")
+    assert history["attribute_id"].to_list() == attrs["attribute_id"].to_list()  # same order as the frame
+    assert history["is_current"].sum() == current_attributes(attrs).height
+    for when in [d(2024, 1, 1), d(2024, 3, 2), d(2024, 6, 1), d(2024, 11, 2), d(2030, 1, 1)]:
+        expected = sorted(attributes_as_of(attrs, when)["attribute_id"])
+        with wh.connect(read_only=True) as con:
             con.execute("SET VARIABLE kg_as_of = ?", [when])
-            assert ids("SELECT attribute_id FROM kg.entity_attributes_as_of") == expected
-            assert ids(f"SELECT attribute_id FROM kg.entity_attributes_at(TIMESTAMPTZ '{when.isoformat()}')") == expected
-    finally:
-        con.close()
+            assert sorted(r[0] for r in con.execute("SELECT attribute_id FROM kg.entity_attributes_as_of").fetchall()) == expected
+        assert ids(f"SELECT attribute_id FROM kg.entity_attributes_at(TIMESTAMPTZ '{when.isoformat()}')") == expected
 
 
 def test_values_naming_a_linked_entity_resolve_to_its_canonical_name():

@@ -29,14 +29,14 @@ def test_schema_kg_holds_every_contract_table(wh):
 def test_partition_write_replaces_only_its_documents(wh):
     wh.replace_partitions({"chunks": pl.concat([_chunks("a", 3), _chunks("b", 2)])}, ["a", "b"])
     wh.replace_partitions({"chunks": _chunks("a", 1, "v2")}, ["a"])
-    rows = wh.query("SELECT chunk_id FROM kg.chunks ORDER BY 1")["chunk_id"].to_list()
+    rows = wh.run_user_query("SELECT chunk_id FROM kg.chunks ORDER BY 1")["chunk_id"].to_list()
     assert rows == ["a-0v2", "b-0", "b-1"]
 
 
 def test_inserts_go_by_column_name_not_position(wh):
     frame = _chunks("a", 2)
     wh.replace_partitions({"chunks": frame.select(list(reversed(frame.columns)))}, ["a"])
-    out = wh.query("SELECT chunk_id, text, chunk_index FROM kg.chunks ORDER BY chunk_index")
+    out = wh.run_user_query("SELECT chunk_id, text, chunk_index FROM kg.chunks ORDER BY chunk_index")
     assert out.rows() == [("a-0", "text 0", 0), ("a-1", "text 1", 1)]
 
 
@@ -45,7 +45,7 @@ def test_a_failed_write_rolls_back_and_releases_the_file(wh):
     with pytest.raises(duckdb.CatalogException):
         # chunks are deleted and re-inserted first; the failing second table must undo that too
         wh.replace_partitions({"chunks": _chunks("a", 1, "new"), "no_such_table": _chunks("a", 1)}, ["a"])
-    assert wh.query("SELECT chunk_id FROM kg.chunks ORDER BY 1")["chunk_id"].to_list() == ["a-0", "a-1", "a-2"]
+    assert wh.run_user_query("SELECT chunk_id FROM kg.chunks ORDER BY 1")["chunk_id"].to_list() == ["a-0", "a-1", "a-2"]
     # the connection was closed: another (read-write) connection can open the file at once
     duckdb.connect(wh.path).close()
 
@@ -56,7 +56,7 @@ def test_documents_are_versioned_by_content_hash(wh):
     assert wh.upsert_documents(docs).height == 0, "unchanged documents are not new versions"
     changed = wh.upsert_documents(docs.with_columns(pl.lit("h3").alias("content_hash")).head(1))
     assert changed["document_id"].to_list() == ["x"]
-    history = wh.query("SELECT document_id, content_hash, valid_until IS NULL AS current FROM kg.documents ORDER BY 1, 2")
+    history = wh.run_user_query("SELECT document_id, content_hash, valid_until IS NULL AS current FROM kg.documents ORDER BY 1, 2")
     assert history.rows() == [("x", "h1", False), ("x", "h3", True), ("y", "h2", True)]
 
 
@@ -66,19 +66,19 @@ def test_retiring_a_document_removes_its_rows_everywhere_and_closes_it(wh):
     mentions = pl.DataFrame({"mention_id": ["m1", "m2"], "document_id": ["a", "b"], "chunk_id": ["a-0", "b-0"]})
     wh.replace_partitions({"chunks": pl.concat([_chunks("a", 1), _chunks("b", 1)]), "entity_mentions": mentions}, ["a", "b"])
     assert wh.retire_documents(["b"]) == ["a"]
-    assert wh.query("SELECT document_id FROM kg.chunks")["document_id"].to_list() == ["b"]
-    assert wh.query("SELECT document_id FROM kg.entity_mentions")["document_id"].to_list() == ["b"]
-    assert wh.query("SELECT status FROM kg.documents WHERE document_id = 'a'")["status"].to_list() == ["deleted"]
+    assert wh.run_user_query("SELECT document_id FROM kg.chunks")["document_id"].to_list() == ["b"]
+    assert wh.run_user_query("SELECT document_id FROM kg.entity_mentions")["document_id"].to_list() == ["b"]
+    assert wh.run_user_query("SELECT status FROM kg.documents WHERE document_id = 'a'")["status"].to_list() == ["deleted"]
     assert wh.retire_documents(["b"]) == []
 
 
 def test_replace_current_keeps_history_and_original_valid_from(wh):
     e = pl.DataFrame({"entity_id": ["a", "b"], "name": ["A", "B"], "mention_count": [1, 1]})
     wh.replace_current({"entities": (["entity_id"], e)})
-    first = wh.query("SELECT entity_id, valid_from FROM kg.entities ORDER BY 1")
+    first = wh.run_user_query("SELECT entity_id, valid_from FROM kg.entities ORDER BY 1")
     stats = wh.replace_current({"entities": (["entity_id"], e.filter(pl.col("entity_id") == "a").with_columns(mention_count=5))})
     assert stats == {"entities": {"current": 1, "closed": 1}}
-    rows = wh.query("SELECT entity_id, mention_count, valid_from, valid_until IS NULL AS current FROM kg.entities ORDER BY 1")
+    rows = wh.run_user_query("SELECT entity_id, mention_count, valid_from, valid_until IS NULL AS current FROM kg.entities ORDER BY 1")
     assert rows.select("entity_id", "mention_count", "current").rows() == [("a", 5, True), ("b", 1, False)]
     assert rows["valid_from"].to_list() == first["valid_from"].to_list()
     assert wh.duplicate_current_keys("entities", ["entity_id"]).height == 0
@@ -102,7 +102,8 @@ def test_an_older_warehouse_gains_columns_added_to_the_contracts(tmp_path):
         con.execute("CREATE TABLE kg.chunk_extractions (chunk_id VARCHAR, document_id VARCHAR, status VARCHAR)")
         con.execute("INSERT INTO kg.chunk_extractions VALUES ('c1', 'd1', 'ok')")
     wh = Warehouse(path)
-    row = wh.query("SELECT * FROM kg.chunk_extractions").row(0, named=True)
+    wh.create_schema()
+    row = wh.run_user_query("SELECT * FROM kg.chunk_extractions").row(0, named=True)
     assert row["chunk_id"] == "c1" and row["bad_lines"] is None
     assert set(schemas.CHUNK_EXTRACTIONS) <= set(row)
 
@@ -112,7 +113,7 @@ def test_a_writer_waits_for_another_process_to_release_the_file(wh, tmp_path):
     import sys
     import time
 
-    wh.counts()  # create the file and schema
+    wh.create_schema()
     holder = subprocess.Popen([sys.executable, "-c", (
         "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); print('locked', flush=True); time.sleep(1.5); con.close()"
     ), wh.path], stdout=subprocess.PIPE, text=True)
@@ -121,4 +122,28 @@ def test_a_writer_waits_for_another_process_to_release_the_file(wh, tmp_path):
     wh.replace_partitions({"chunks": _chunks("a", 1)}, ["a"])  # would fail at once without waiting
     assert time.monotonic() - started > 0.5
     assert holder.wait(timeout=10) == 0
-    assert wh.query("SELECT count(*) AS n FROM kg.chunks")["n"][0] == 1
+    assert wh.run_user_query("SELECT count(*) AS n FROM kg.chunks")["n"][0] == 1
+
+
+def test_reading_a_missing_warehouse_is_a_clear_error_and_creates_nothing(tmp_path):
+    from kg_assets.storage.warehouse import WarehouseNotFound
+
+    wh = Warehouse(tmp_path / "none" / "warehouse.duckdb")
+    for read in (wh.counts, wh.link_overrides, lambda: wh.stale_documents("v", "c"), lambda: wh.run_user_query("SELECT 1")):
+        with pytest.raises(WarehouseNotFound, match="no warehouse at"):
+            read()
+    assert not (tmp_path / "none").exists()
+
+
+def test_the_schema_is_created_once_per_file_and_reads_cannot_write(wh):
+    wh.replace_partitions({"chunks": _chunks("a", 1)}, ["a"])
+    with wh.connect() as con:
+        con.execute("DROP VIEW kg.entity_attributes_current")
+    wh.replace_partitions({"chunks": _chunks("b", 1)}, ["b"])  # a later write does not run the DDL again
+    views = "SELECT view_name FROM duckdb_views() WHERE schema_name = 'kg' AND view_name = 'entity_attributes_current'"
+    assert wh.run_user_query(views).height == 0
+    wh.create_schema()  # asked for explicitly, it is checked again
+    assert wh.run_user_query(views).height == 1
+    with pytest.raises(duckdb.InvalidInputException, match="read-only"):
+        wh.run_user_query("DELETE FROM kg.chunks")
+    assert wh.run_user_query("SELECT count(*) AS n FROM kg.chunks")["n"][0] == 2

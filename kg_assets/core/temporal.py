@@ -46,36 +46,11 @@ Rules
   ``supersession_id`` = ``"sup_" + sha256("old_attribute_id::new_attribute_id")[:16]``.
 * Outputs are sorted (entity_id, attr_key, valid_from) and conform to the schemas below.
 
-SQL views (DuckDB, over ``kg.entity_attributes``; the Polars twin of the as-of view is `attributes_as_of`)
----------------------------------------------------------------------------------------------------------
-Current values (one row per entity_id, attr_key)::
-
-    CREATE OR REPLACE VIEW kg.entity_attributes_current AS
-    SELECT * FROM kg.entity_attributes
-    WHERE valid_until IS NULL;
-
-History (every version, oldest first, numbered per key)::
-
-    CREATE OR REPLACE VIEW kg.entity_attributes_history AS
-    SELECT *,
-           row_number() OVER (PARTITION BY entity_id, attr_key ORDER BY valid_from) AS version,
-           valid_until IS NULL AS is_current
-    FROM kg.entity_attributes
-    ORDER BY entity_id, attr_key, valid_from;
-
-As of a point in time (``SET VARIABLE kg_as_of = TIMESTAMPTZ '2025-03-01 00:00:00+00';`` first)::
-
-    CREATE OR REPLACE VIEW kg.entity_attributes_as_of AS
-    SELECT * FROM kg.entity_attributes
-    WHERE valid_from <= getvariable('kg_as_of')
-      AND (valid_until IS NULL OR getvariable('kg_as_of') < valid_until);
-
-A view cannot take a parameter; the same body as a table macro, ``SELECT * FROM
-kg.entity_attributes_at(TIMESTAMPTZ '2025-03-01 00:00:00+00')``::
-
-    CREATE OR REPLACE MACRO kg.entity_attributes_at(ts) AS TABLE
-    SELECT * FROM kg.entity_attributes
-    WHERE valid_from <= ts AND (valid_until IS NULL OR ts < valid_until);
+SQL views
+---------
+``kg.entity_attributes_current``, ``_history``, ``_as_of`` and the table macro ``kg.entity_attributes_at(ts)``
+are the SQL twins of `current_attributes` and `attributes_as_of`; their DDL lives with the rest of the
+schema in ``kg_assets/storage/ddl.py``.
 """
 
 from __future__ import annotations
@@ -92,32 +67,7 @@ from kg_assets.core.normalize import stable_hash
 DEFAULT_CONFIDENCE = 0.8
 _CONF_UNITS = 1_000_000  # same-time totals are summed as integers: order-independent
 
-# The SQL view bodies of the module docstring, for the storage layer (kept identical by a test).
-CURRENT_VIEW_SQL = """CREATE OR REPLACE VIEW kg.entity_attributes_current AS
-SELECT * FROM kg.entity_attributes
-WHERE valid_until IS NULL;"""
-
-HISTORY_VIEW_SQL = """CREATE OR REPLACE VIEW kg.entity_attributes_history AS
-SELECT *,
-       row_number() OVER (PARTITION BY entity_id, attr_key ORDER BY valid_from) AS version,
-       valid_until IS NULL AS is_current
-FROM kg.entity_attributes
-ORDER BY entity_id, attr_key, valid_from;"""
-
-AS_OF_VIEW_SQL = """CREATE OR REPLACE VIEW kg.entity_attributes_as_of AS
-SELECT * FROM kg.entity_attributes
-WHERE valid_from <= getvariable('kg_as_of')
-  AND (valid_until IS NULL OR getvariable('kg_as_of') < valid_until);"""
-
-AS_OF_MACRO_SQL = """CREATE OR REPLACE MACRO kg.entity_attributes_at(ts) AS TABLE
-SELECT * FROM kg.entity_attributes
-WHERE valid_from <= ts AND (valid_until IS NULL OR ts < valid_until);"""
-
 _KEY = ["entity_id", "attr_key"]
-
-
-# Current, history and as-of views (and the as-of table macro), created with the schema.
-VIEWS_SQL = (CURRENT_VIEW_SQL, HISTORY_VIEW_SQL, AS_OF_VIEW_SQL, AS_OF_MACRO_SQL)
 
 
 def normalize_key_expr(expr: pl.Expr) -> pl.Expr:

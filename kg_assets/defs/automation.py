@@ -1,7 +1,5 @@
 """Jobs, the nightly refresh of stale partitions, and the declarative-automation sensor."""
 
-
-import duckdb
 import dagster as dg
 
 from kg_assets.core.chunking import CHUNKER_VERSION
@@ -13,6 +11,7 @@ from kg_assets.defs.partitions import (
     range_tags,
 )
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
+from kg_assets.storage.warehouse import WarehouseBusy
 
 
 kg_pipeline = dg.define_asset_job(
@@ -35,9 +34,10 @@ consolidation = dg.define_asset_job(
     description="Re-runs partitions made by an older chunker/extractor version or with failed chunks, then consolidates.",
 )
 def nightly_refresh(context: dg.ScheduleEvaluationContext, warehouse: WarehouseResource, extractor: ExtractorResource):
+    wh = warehouse.get()
     try:
-        stale = warehouse.get().stale_documents(extractor.get().version, CHUNKER_VERSION)
-    except duckdb.IOException as exc:  # a run holds the write lock; the next tick tries again
+        stale = wh.stale_documents(extractor.build_extractor().version, CHUNKER_VERSION) if wh.exists() else []
+    except WarehouseBusy as exc:  # a run holds the write lock; the next tick tries again
         return dg.SkipReason(f"warehouse busy: {exc}")
     ordered = context.instance.get_dynamic_partitions(documents_partitions.name)
     tick = context.scheduled_execution_time.isoformat()

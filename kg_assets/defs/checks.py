@@ -3,17 +3,11 @@
 Blocking checks stop downstream assets from being built on wrong data.
 """
 
-
-import os
-
 import dagster as dg
 import polars as pl
 
 from kg_assets.core.consolidate import misnamed_entities
-from kg_assets.defs.resources import WarehouseResource
-
-DEFAULT_MAX_FAILED_SHARE = 0.2
-DEFAULT_MAX_EMPTY_SHARE = 0.5
+from kg_assets.defs.resources import CheckThresholds, WarehouseResource
 
 
 def _result(violations: pl.DataFrame, what: str) -> dg.AssetCheckResult:
@@ -57,16 +51,11 @@ def relation_endpoints_exist(warehouse: WarehouseResource) -> dg.AssetCheckResul
     asset="entity_mentions",
     description="Shares of chunks whose extraction failed (KG_MAX_FAILED_CHUNK_SHARE, default 0.2) or found no "
     "entity (KG_MAX_EMPTY_CHUNK_SHARE, default 0.5) stay under their thresholds: a run that 'succeeds' with "
-    "nothing extracted fails here.",
+    "nothing extracted fails here. The thresholds are fields of the check_thresholds resource.",
 )
-def extraction_health(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    max_failed = float(os.environ.get("KG_MAX_FAILED_CHUNK_SHARE", DEFAULT_MAX_FAILED_SHARE))
-    max_empty = float(os.environ.get("KG_MAX_EMPTY_CHUNK_SHARE", DEFAULT_MAX_EMPTY_SHARE))
-    stats = warehouse.get().query(
-        """SELECT count(*) AS chunks, count(*) FILTER (WHERE status <> 'ok') AS failed,
-                  count(*) FILTER (WHERE status = 'ok' AND mention_count = 0) AS empty,
-                  coalesce(sum(bad_lines), 0)::BIGINT AS bad_lines FROM kg.chunk_extractions"""
-    ).row(0, named=True)
+def extraction_health(warehouse: WarehouseResource, check_thresholds: CheckThresholds) -> dg.AssetCheckResult:
+    max_failed, max_empty = check_thresholds.max_failed_chunk_share, check_thresholds.max_empty_chunk_share
+    stats = warehouse.get().extraction_stats()
     failed_share = stats["failed"] / stats["chunks"] if stats["chunks"] else 0.0
     empty_share = stats["empty"] / stats["chunks"] if stats["chunks"] else 0.0
     return dg.AssetCheckResult(
@@ -90,8 +79,7 @@ def redirects_resolve(warehouse: WarehouseResource) -> dg.AssetCheckResult:
 @dg.asset_check(asset="linked_entities", blocking=True,
                 description="Every current entity's id is made of its own entity_type and normalized_name.")
 def entity_ids_match_names(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    entities = warehouse.get().query(
-        "SELECT entity_id, entity_type, normalized_name, name FROM kg.entities WHERE valid_until IS NULL")
+    entities = warehouse.get().current_entities(["entity_id", "entity_type", "normalized_name", "name"])
     return _result(misnamed_entities(entities), "entities whose id is not their type and normalized name")
 
 

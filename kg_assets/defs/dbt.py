@@ -1,6 +1,6 @@
 """dbt models on top of the `kg` schema, as Dagster assets (their tests become asset checks)."""
 
-import os
+import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -62,7 +62,7 @@ class KgTranslator(DagsterDbtTranslator):
 
 @dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=KgTranslator(), pool="duckdb")
 def kg_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
-    # dbt runs as a subprocess reading the profile's env var: point it at the same file as the assets.
-    os.environ["KG_DUCKDB_PATH"] = str(Path(warehouse.db_path).resolve())
-    yield from dbt.cli(["build"], context=context).stream()
+    # dbt runs as a subprocess; its profile takes the file from this var, so it reads what the assets wrote.
+    warehouse_var = json.dumps({"kg_duckdb_path": warehouse.db_path})
+    yield from dbt.cli(["build", "--vars", warehouse_var], context=context).stream()
 

@@ -46,7 +46,7 @@ def _spec(name: str, description: str, tables: tuple[str, ...]) -> dg.AssetSpec:
 )
 def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource):
     wh = warehouse.get()
-    engine = extractor.get(run_id=context.run_id, progress=lambda done, total: context.log.info(f"extracted {done:,}/{total:,} chunks"))
+    engine = extractor.build_extractor(run_id=context.run_id, progress=lambda done, total: context.log.info(f"extracted {done:,}/{total:,} chunks"))
     keys = context.partition_keys
     chunks = wh.chunks_for_extraction(keys)
     previous = {t: wh.read_partitions(t, keys) for t in PARTITION_TABLES}

@@ -54,11 +54,11 @@ def linked_entities(
             "the Dagster instance has no document partitions; nothing retracted "
             "(is DAGSTER_HOME the instance that ingested this warehouse?)"
         )
-    mentions = wh.query("SELECT * FROM kg.entity_mentions")
-    documents = wh.query("SELECT document_id, document_date, ingested_at FROM kg.documents WHERE valid_until IS NULL")
-    overrides = wh.query("SELECT * FROM kg.link_overrides")
+    mentions = wh.entity_mentions()
+    documents = wh.document_times()
+    overrides = wh.link_overrides()
     linker = NameLinker()
-    redirects = keep_created_at(linker.link(mentions, overrides), wh.query("SELECT * FROM kg.entity_aliases"))
+    redirects = keep_created_at(linker.link(mentions, overrides), wh.redirects())
     linked = apply_redirects(mentions, redirects, ["entity_id"])
     entities = summarize_descriptions(context, build_entities(mentions, documents, redirects), linked, extractor, wh)
     stats = wh.replace_current({"entities": (["entity_id"], entities)})["entities"]
@@ -85,7 +85,7 @@ def summarize_descriptions(context, entities: pl.DataFrame, mentions: pl.DataFra
     candidates = summary_candidates(mentions, extractor.summary_min_fragments)
     if not extractor.uses_llm or candidates.height == 0:
         return entities
-    engine = extractor.get(run_id=context.run_id)
+    engine = extractor.build_extractor(run_id=context.run_id)
     heads = candidates.join(entities.select("entity_id", "name", "entity_type"), on="entity_id")
     summaries = engine.summarize({
         entity_id: build_summary_messages(name, entity_type, fragments)
@@ -110,9 +110,9 @@ def summarize_descriptions(context, entities: pl.DataFrame, mentions: pl.DataFra
 )
 def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     wh = warehouse.get()
-    entities = wh.query("SELECT * FROM kg.entities WHERE valid_until IS NULL")
-    redirects = wh.query("SELECT * FROM kg.entity_aliases")
-    relations = apply_redirects(wh.query("SELECT * FROM kg.local_relations"), redirects, ["source_id", "target_id"])
+    entities = wh.current_entities()
+    redirects = wh.redirects()
+    relations = apply_redirects(wh.local_relations(), redirects, ["source_id", "target_id"])
     edges = build_edges(relations, entities["entity_id"])
     nodes = build_nodes(entities, edges)
     stats = wh.replace_current(
@@ -139,11 +139,11 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
 )
 def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     wh = warehouse.get()
-    redirects = wh.query("SELECT * FROM kg.entity_aliases")
-    mentions = apply_redirects(wh.query("SELECT entity_id, name FROM kg.entity_mentions"), redirects, ["entity_id"])
-    entities = wh.query("SELECT entity_id, name, mention_count FROM kg.entities WHERE valid_until IS NULL")
-    observations = resolve_entity_values(wh.query("SELECT * FROM kg.attribute_observations"), mentions, entities)
-    documents = wh.query("SELECT document_id, document_date, ingested_at FROM kg.documents WHERE valid_until IS NULL")
+    redirects = wh.redirects()
+    mentions = apply_redirects(wh.entity_mentions(["entity_id", "name"]), redirects, ["entity_id"])
+    entities = wh.current_entities(["entity_id", "name", "mention_count"])
+    observations = resolve_entity_values(wh.attribute_observations(), mentions, entities)
+    documents = wh.document_times()
     attributes, supersessions = build_entity_attributes(observations, documents, redirects)
     wh.replace_tables({"entity_attributes": attributes, "attribute_supersessions": supersessions})
     current = attributes.filter(pl.col("valid_until").is_null())

@@ -19,7 +19,7 @@ from kg_assets.defs.partitions import (
     range_tags,
     single_run,
 )
-from kg_assets.defs.resources import PipelineSettings, WarehouseResource
+from kg_assets.defs.resources import IngestResource, WarehouseResource
 from kg_assets.defs.tables import markdown_table, table_metadata
 
 eager = dg.AutomationCondition.eager()
@@ -34,7 +34,7 @@ eager = dg.AutomationCondition.eager()
     metadata=table_metadata("documents"),
     description="One row per inbox file: extracted text, title, headings, date, content hash, or an error status.",
 )
-def documents(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: PipelineSettings) -> dg.MaterializeResult:
+def documents(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource) -> dg.MaterializeResult:
     inbox = Path(settings.inbox_dir)
     keys = context.partition_keys
     rows = []
@@ -71,7 +71,7 @@ def documents(context: dg.AssetExecutionContext, warehouse: WarehouseResource, s
     metadata=table_metadata("chunks"),
     description="Token-aware chunks (offline o200k tokenizer) with stable ids, character offsets and section paths.",
 )
-def chunks(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: PipelineSettings) -> dg.MaterializeResult:
+def chunks(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource) -> dg.MaterializeResult:
     wh = warehouse.get()
     keys = context.partition_keys
     docs = wh.read_partitions("documents", keys)
@@ -113,7 +113,7 @@ def inbox_changes(seen: dict[str, str], now: dict[str, str], known: list[str]) -
     asset_selection=dg.AssetSelection.assets(*PARTITIONED_ASSETS),
     description="Finds new, changed and deleted inbox files; adds/removes partitions; one run per changed range.",
 )
-def inbox_sensor(context: dg.SensorEvaluationContext, settings: PipelineSettings) -> dg.SensorResult:
+def inbox_sensor(context: dg.SensorEvaluationContext, settings: IngestResource) -> dg.SensorResult:
     seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     now = scan_inbox(Path(settings.inbox_dir))
     known = list(context.instance.get_dynamic_partitions(documents_partitions.name))

@@ -2,6 +2,11 @@
 
 Every write is one transaction (delete + insert commit together or not at all), inserts go
 `BY NAME` so column order never matters, and every connection is closed on every path.
+
+The schema (storage/ddl.py) is created by the first write connection to a file in each process, and
+again whenever the file did not exist yet; reads use read-only connections and never create anything.
+Reading a warehouse file that does not exist raises WarehouseNotFound (callers that treat "no
+warehouse yet" as "nothing yet" ask `exists()` first).
 """
 
 from __future__ import annotations
@@ -14,83 +19,84 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
-from tenacity import retry, retry_if_exception, stop_after_delay, wait_exponential_jitter
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential_jitter
 
-from kg_assets.core import schemas, temporal
+from kg_assets.core import schemas
+from kg_assets.storage.ddl import SCHEMA, create_schema
+from kg_assets.storage.reads import WarehouseReads, fetch_frame, fetch_scalar
 
-DEFAULT_DB_PATH = "data/warehouse.duckdb"
-SCHEMA = "kg"
-
-_DUCK_TYPES = {
-    pl.String: "VARCHAR",
-    pl.Int32: "INTEGER",
-    pl.Int64: "BIGINT",
-    pl.Float64: "DOUBLE",
-    pl.Boolean: "BOOLEAN",
-    schemas.TS: "TIMESTAMPTZ",
-    schemas.STRS: "VARCHAR[]",
-}
+__all__ = ["SCHEMA", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
 
 # Tables written per document partition; consolidation reads them and prunes retired documents.
 PARTITIONED_TABLES = (
     "documents", "chunks", "entity_mentions", "local_relations", "attribute_observations", "chunk_extractions",
 )
 
+# Files whose schema this process has created or checked (once per process per file).
+_SCHEMA_READY: set[str] = set()
 
-def db_path_from_env() -> str:
-    return os.environ.get("KG_DUCKDB_PATH", DEFAULT_DB_PATH)
+
+class WarehouseNotFound(FileNotFoundError):
+    """A read of a warehouse file that does not exist (yet)."""
 
 
-def _ddl(table: str, schema: dict[str, pl.DataType]) -> str:
-    cols = ", ".join(f'"{name}" {_DUCK_TYPES[dtype]}' for name, dtype in schema.items())
-    return f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{table} ({cols})"
+class WarehouseBusy(RuntimeError):
+    """Another process held the file's lock for longer than the lock timeout."""
 
 
 def _is_lock_conflict(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
 
 
-# Another process (a run in another pool, a user's SQL shell) may hold the file for a moment.
-@retry(
-    retry=retry_if_exception(_is_lock_conflict),
-    wait=wait_exponential_jitter(initial=0.05, max=2.0),
-    stop=stop_after_delay(float(os.environ.get("KG_DUCKDB_LOCK_TIMEOUT_S", "120"))),
-    reraise=True,
-)
-def _open(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
-    return duckdb.connect(path, read_only=read_only)
-
-
-def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> pl.DataFrame:
-    return con.sql(sql, params=params).pl()
-
-
-def _scalar(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> object:
-    # fetchall, not fetchone: duckdb 2.0 keeps a half-read result pending on the connection.
-    return con.execute(sql, params or []).fetchall()[0][0]
+def _open(path: str, read_only: bool, lock_timeout_s: float) -> duckdb.DuckDBPyConnection:
+    # Another process (a run in another pool, a user's SQL shell) may hold the file for a moment.
+    retrying = Retrying(retry=retry_if_exception(_is_lock_conflict), wait=wait_exponential_jitter(initial=0.05, max=2.0),
+                        stop=stop_after_delay(lock_timeout_s), reraise=True)
+    try:
+        return retrying(duckdb.connect, path, read_only=read_only)
+    except duckdb.IOException as exc:
+        if _is_lock_conflict(exc):
+            raise WarehouseBusy(f"{path} stayed locked by another process for {lock_timeout_s:g} s "
+                                f"(KG_DUCKDB_LOCK_TIMEOUT_S): {exc}") from exc
+        raise
 
 
 def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
-class Warehouse:
+class Warehouse(WarehouseReads):
     """Small, explicit access to the `kg` schema of one DuckDB file."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None):
-        self.path = str(path or db_path_from_env())
+    def __init__(self, path: str | os.PathLike[str], lock_timeout_s: float = 120.0):
+        self.path = str(path)
+        self.lock_timeout_s = lock_timeout_s
+
+    def exists(self) -> bool:
+        return Path(self.path).exists()
 
     @contextlib.contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        if not read_only:
+        """A connection, closed on exit; a write connection makes sure the schema exists first."""
+        if read_only and not self.exists():
+            raise WarehouseNotFound(f"no warehouse at {self.path} yet (`kg run` builds it)")
+        new_file = not self.exists()
+        if new_file:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        con = _open(self.path, read_only)
+        con = _open(self.path, read_only, self.lock_timeout_s)
         try:
-            if not read_only:
-                self._ensure_schema(con)
+            if not read_only and (new_file or self.path not in _SCHEMA_READY):
+                create_schema(con)
+                _SCHEMA_READY.add(self.path)
             yield con
         finally:
             con.close()
+
+    def create_schema(self) -> None:
+        """Create the file and schema `kg` now, or add contract columns an older file lacks (idempotent)."""
+        _SCHEMA_READY.discard(self.path)
+        with self.connect():
+            pass
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -103,67 +109,6 @@ class Warehouse:
                 con.execute("ROLLBACK")
                 raise
             con.execute("COMMIT")
-
-    @staticmethod
-    def _ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-        con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
-        existing = set(con.execute(
-            "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = $s", {"s": SCHEMA}
-        ).fetchall())
-        existing = {row[0] for row in existing}
-        for table, schema in schemas.TABLES.items():
-            con.execute(_ddl(table, schema))
-            # Columns added to a contract later are added to older warehouses too.
-            for name, dtype in schema.items():
-                if existing and f"{table}.{name}" not in existing and any(e.startswith(f"{table}.") for e in existing):
-                    con.execute(f'ALTER TABLE {SCHEMA}.{table} ADD COLUMN "{name}" {_DUCK_TYPES[dtype]}')
-        for view in temporal.VIEWS_SQL:
-            con.execute(view)
-
-    # ---- reads -----------------------------------------------------------------------------
-    def query(self, sql: str, params: object = None, read_only: bool = False) -> pl.DataFrame:
-        with self.connect(read_only=read_only) as con:
-            return _frame(con, sql, params)
-
-    def read_partitions(self, table: str, document_ids: Sequence[str], current_only: bool = True) -> pl.DataFrame:
-        where = "document_id IN (SELECT unnest($ids))"
-        if current_only and "valid_until" in schemas.TABLES[table]:
-            where += " AND valid_until IS NULL"
-        frame = self.query(f"SELECT * FROM {SCHEMA}.{table} WHERE {where}", {"ids": list(document_ids)})
-        return schemas.conform(frame, schemas.TABLES[table])
-
-    def chunks_for_extraction(self, document_ids: Sequence[str]) -> pl.DataFrame:
-        """Chunks of the documents with their document's headings, the outline prompts give as context."""
-        return self.query(
-            f"""SELECT c.*, d.headings FROM {SCHEMA}.chunks c
-                JOIN {SCHEMA}.documents d ON d.document_id = c.document_id AND d.valid_until IS NULL
-                WHERE c.document_id IN (SELECT unnest($ids)) ORDER BY c.document_id, c.chunk_index""",
-            {"ids": list(document_ids)},
-        )
-
-    def counts(self) -> dict[str, int]:
-        current = {t: "valid_until IS NULL" for t, s in schemas.TABLES.items() if "valid_until" in s}
-        with self.connect() as con:
-            return {
-                table: _scalar(con, f"SELECT count(*) FROM {SCHEMA}.{table} WHERE {current.get(table, 'true')}")
-                for table in schemas.TABLES
-            }
-
-    def stale_documents(self, extractor_version: str, chunker_version: str) -> list[str]:
-        """Current documents whose chunks or extractions were made by other versions, or failed."""
-        if not Path(self.path).exists():
-            return []
-        return self.query(
-            f"""SELECT DISTINCT d.document_id FROM {SCHEMA}.documents d
-                LEFT JOIN {SCHEMA}.chunks c USING (document_id)
-                LEFT JOIN {SCHEMA}.chunk_extractions e
-                       ON e.chunk_id = c.chunk_id AND e.status = 'ok' AND e.extractor_version = $ev
-                WHERE d.valid_until IS NULL AND d.status = 'ok'
-                  AND (c.chunk_id IS NULL OR c.chunker_version <> $cv OR e.chunk_id IS NULL)
-                ORDER BY 1""",
-            {"ev": extractor_version, "cv": chunker_version},
-            read_only=True,
-        )["document_id"].to_list()
 
     # ---- writes ----------------------------------------------------------------------------
     @staticmethod
@@ -214,7 +159,7 @@ class Warehouse:
         with self.transaction() as con:
             con.register("_docs", docs)
             try:
-                changed = _frame(
+                changed = fetch_frame(
                     con,
                     f"""SELECT n.document_id FROM _docs n LEFT JOIN {SCHEMA}.documents o
                         ON o.document_id = n.document_id AND o.valid_until IS NULL
@@ -236,7 +181,7 @@ class Warehouse:
         ids = list(current_ids)
         ts = now_utc()
         with self.transaction() as con:
-            retired = _frame(
+            retired = fetch_frame(
                 con,
                 f"""SELECT DISTINCT document_id FROM {SCHEMA}.documents
                     WHERE valid_until IS NULL AND document_id NOT IN (SELECT unnest($ids))""",
@@ -273,13 +218,13 @@ class Warehouse:
         on = " AND ".join(f'o."{k}" = n."{k}"' for k in key)
         con.register("_new", new)
         try:
-            closed = _scalar(
+            closed = fetch_scalar(
                 con,
                 f"""UPDATE {SCHEMA}.{table} o SET valid_until = $ts WHERE o.valid_until IS NULL
                     AND NOT EXISTS (SELECT 1 FROM _new n WHERE {on})""",
                 {"ts": ts},
             )
-            merged = _frame(
+            merged = fetch_frame(
                 con,
                 f"""SELECT n.*, coalesce(o.valid_from, $ts) AS valid_from, NULL::TIMESTAMPTZ AS valid_until
                     FROM _new n LEFT JOIN {SCHEMA}.{table} o ON {on} AND o.valid_until IS NULL""",
@@ -300,36 +245,3 @@ class Warehouse:
             for table, frame in frames.items():
                 con.execute(f"DELETE FROM {SCHEMA}.{table}")
                 self._insert(con, table, frame)
-
-    # ---- integrity queries (asset checks) ---------------------------------------------------
-    def duplicate_current_keys(self, table: str, key: Sequence[str]) -> pl.DataFrame:
-        cols = ", ".join(key)
-        return self.query(
-            f"""SELECT {cols}, count(*) AS current_rows FROM {SCHEMA}.{table} WHERE valid_until IS NULL
-                GROUP BY {cols} HAVING count(*) > 1 ORDER BY {cols}"""
-        )
-
-    def redirect_problems(self) -> pl.DataFrame:
-        """Redirects that point nowhere current, at themselves, or into another redirect (a chain or cycle)."""
-        return self.query(
-            f"""SELECT a.from_id, a.to_id,
-                       CASE WHEN a.from_id = a.to_id THEN 'self'
-                            WHEN EXISTS (SELECT 1 FROM {SCHEMA}.entity_aliases b WHERE b.from_id = a.to_id) THEN 'chain or cycle'
-                            ELSE 'target is not a current entity' END AS problem
-                FROM {SCHEMA}.entity_aliases a
-                WHERE a.from_id = a.to_id
-                   OR EXISTS (SELECT 1 FROM {SCHEMA}.entity_aliases b WHERE b.from_id = a.to_id)
-                   OR NOT EXISTS (SELECT 1 FROM {SCHEMA}.entities e WHERE e.entity_id = a.to_id AND e.valid_until IS NULL)
-                ORDER BY 1"""
-        )
-
-    def orphans(self, table: str, column: str, parent: str, parent_column: str, parent_current: bool = False) -> pl.DataFrame:
-        """Rows of `table` whose `column` matches no `parent_column` of `parent` (current rows only if asked)."""
-        where = "AND p.valid_until IS NULL" if parent_current else ""
-        own_current = "AND t.valid_until IS NULL" if "valid_until" in schemas.TABLES[table] else ""
-        return self.query(
-            f"""SELECT DISTINCT t.{column} FROM {SCHEMA}.{table} t
-                WHERE t.{column} IS NOT NULL {own_current} AND NOT EXISTS (
-                    SELECT 1 FROM {SCHEMA}.{parent} p WHERE p.{parent_column} = t.{column} {where})
-                ORDER BY 1"""
-        )

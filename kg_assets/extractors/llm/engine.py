@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Literal
 
 import instructor
 import openai
@@ -29,10 +28,8 @@ from pydantic import ConfigDict
 
 from kg_assets.core import schemas
 from kg_assets.core.extraction.prompts import (
-    DEFAULT_ENTITY_TYPES,
     PROMPT_VERSION,
     ExtractionOut,
-    OutputFormat,
     build_gleaning_messages,
     build_messages,
     count_message_tokens,
@@ -45,45 +42,13 @@ from kg_assets.core.extraction.sanitize import row_records, sanitize
 from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
 from kg_assets.extractors.base import settings_digest
 from kg_assets.extractors.llm.cache import LLMCache
+from kg_assets.settings import LLMSettings
 
 # `with stage_timer(name):` wraps each stage of the engine's work, for benchmarks: "requests" (every chunk's
 # requests; entered inside the event loop), "build prompt", "hash prompt", "cache", "parse answer", "sanitize"
 # and "frames" (the result frames, after the requests).
 StageTimer = Callable[[str], AbstractContextManager[object]]
 _UNTIMED = nullcontext()
-
-@dataclass(frozen=True)
-class LLMSettings:
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None
-    api_key: str | None = None
-    output_format: OutputFormat = "tuple"
-    temperature: float = 0.0
-    max_completion_tokens: int = 2000
-    timeout_s: float = 60.0
-    max_retries: int = 4
-    concurrency: int = 16
-    requests_per_minute: int | None = None
-    tokens_per_minute: int | None = None
-    max_gleanings: int = 1
-    gleaning: Literal["auto", "always"] = "auto"  # auto: only after a cut, unparseable or "more remain" answer
-    entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES
-    unknown_types: Literal["other", "drop"] = "other"
-    orphan_relations: Literal["drop", "add"] = "drop"
-    max_entities: int = 60
-    max_relations: int = 80
-    max_attributes: int = 30
-    prompt_price_per_1m: float = 0.0
-    completion_price_per_1m: float = 0.0
-    cache_path: str = "data/llm_cache.sqlite"
-
-    @property
-    def params(self) -> dict[str, object]:
-        """Request parameters that change the answer, hence part of the cache key."""
-        return {"temperature": self.temperature, "max_tokens": self.max_completion_tokens, "format": self.output_format}
-
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.prompt_price_per_1m + completion_tokens * self.completion_price_per_1m) / 1e6
 
 
 class ExtractionTool(ExtractionOut, instructor.OpenAISchema):
@@ -119,9 +84,10 @@ class LLMExtractor:
         self.progress = progress  # optional callable(done, total) for visible progress
         self._stage = stage_timer or (lambda name: _UNTIMED)
         s = settings
+        self.entity_types = tuple(s.entity_types)  # hashable: the prompt builders cache on it
         # Everything else that changes the rows: the prompt's types and cap, the request and the sanitizer.
         digest = settings_digest(
-            entity_types=s.entity_types, temperature=s.temperature, max_completion_tokens=s.max_completion_tokens,
+            entity_types=self.entity_types, temperature=s.temperature, max_completion_tokens=s.max_completion_tokens,
             unknown_types=s.unknown_types, orphan_relations=s.orphan_relations, max_entities=s.max_entities,
             max_relations=s.max_relations, max_attributes=s.max_attributes,
         )
@@ -187,7 +153,7 @@ class LLMExtractor:
 
     def _prompt_context(self, row: dict) -> dict:
         s = self.settings
-        return {"fmt": s.output_format, "max_attributes": s.max_attributes, "entity_types": s.entity_types,
+        return {"fmt": s.output_format, "max_attributes": s.max_attributes, "entity_types": self.entity_types,
                 "section_path": row.get("section_path"), "headings": row.get("headings") or ()}
 
     def first_pass_hash(self, row: dict) -> str:
@@ -244,7 +210,7 @@ class LLMExtractor:
         # Done here, while other chunks still wait on the model, rather than all at the end.
         with self._stage("sanitize"):
             state.merged, _ = sanitize(
-                merge_passes([parsed for _, parsed in state.passes]), entity_types=s.entity_types,
+                merge_passes([parsed for _, parsed in state.passes]), entity_types=self.entity_types,
                 unknown_types=s.unknown_types, orphan_relations=s.orphan_relations, max_entities=s.max_entities,
                 max_relations=s.max_relations, max_attributes=s.max_attributes,
             )

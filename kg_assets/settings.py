@@ -1,0 +1,229 @@
+"""Every setting of kg_assets, typed once, and the only place that reads the process environment.
+
+Each field that an environment variable sets names that variable as its `validation_alias`, so an
+invalid value is reported with the variable's name; fields can also be given by name (tests, the
+Dagster resources built from these models, the launchpad). `Settings.from_env()` reads the
+environment; `Settings(...)` built by hand reads nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsError
+
+from kg_assets.core.chunking import ChunkingConfig
+from kg_assets.core.documents import DEFAULT_MAX_BYTES
+from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES
+
+if TYPE_CHECKING:
+    from kg_assets.extractors.base import Extractor
+
+API_KEY_ENV = "OPENAI_API_KEY"
+
+_FIELDS = ConfigDict(validate_by_name=True, validate_by_alias=True, validate_default=True, extra="forbid")
+
+
+class WarehouseSettings(BaseModel):
+    """The DuckDB file holding schema `kg`."""
+
+    model_config = _FIELDS
+
+    db_path: str = Field("data/warehouse.duckdb", validation_alias="KG_DUCKDB_PATH",
+                         description="DuckDB file holding schema kg; dbt reads it too")
+    lock_timeout_s: float = Field(120.0, gt=0, validation_alias="KG_DUCKDB_LOCK_TIMEOUT_S",
+                                  description="how long to wait for another process's lock on the file")
+
+    @field_validator("db_path")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        return str(Path(value).resolve())
+
+
+class IngestSettings(BaseModel):
+    """Where documents come from and how they are cut. Fixed by the code location, not by run config."""
+
+    model_config = _FIELDS
+
+    inbox_dir: str = Field("data/inbox", validation_alias="KG_INBOX", description="folder of documents")
+    chunk_tokens: int = Field(600, gt=0, validation_alias="KG_CHUNK_TOKENS")
+    chunk_overlap_tokens: int = Field(80, ge=0, validation_alias="KG_CHUNK_OVERLAP_TOKENS")
+    max_document_bytes: int = Field(DEFAULT_MAX_BYTES, gt=0, validation_alias="KG_MAX_DOCUMENT_BYTES")
+
+    @field_validator("inbox_dir")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        return str(Path(value).resolve())
+
+    def chunking(self) -> ChunkingConfig:
+        return ChunkingConfig(max_tokens=self.chunk_tokens, overlap_tokens=self.chunk_overlap_tokens)
+
+
+class LLMSettings(BaseModel):
+    """The LLM engine: endpoint, format, limits, sanitizing caps, prices and cache."""
+
+    model_config = _FIELDS
+
+    model: str = Field("gpt-4o-mini", validation_alias="KG_LLM_MODEL", description="model name sent to the endpoint")
+    base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL",
+                                 description="OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp, Azure)")
+    # Never shown or stored: the Dagster resource refers to the variable instead of holding the value.
+    api_key: str | None = Field(None, validation_alias=API_KEY_ENV, repr=False)
+    output_format: Literal["tuple", "structured"] = Field(
+        "tuple", validation_alias="KG_LLM_FORMAT",
+        description="tuple (line records with partial recovery) | structured (instructor + pydantic)")
+    temperature: float = 0.0
+    max_completion_tokens: int = Field(2000, gt=0)
+    timeout_s: float = Field(60.0, gt=0, validation_alias="KG_LLM_TIMEOUT_S")
+    max_retries: int = Field(4, ge=0, validation_alias="KG_LLM_MAX_RETRIES")
+    concurrency: int = Field(16, gt=0, validation_alias="KG_LLM_CONCURRENCY")
+    requests_per_minute: int | None = Field(None, gt=0, validation_alias="KG_LLM_RPM")
+    tokens_per_minute: int | None = Field(None, gt=0, validation_alias="KG_LLM_TPM")
+    max_gleanings: int = Field(1, ge=0, validation_alias="KG_LLM_MAX_GLEANINGS")
+    gleaning: Literal["auto", "always"] = Field(
+        "auto", validation_alias="KG_LLM_GLEANING",
+        description="auto: glean only after a cut, unparseable or 'more remain' answer | always")
+    entity_types: list[str] = Field(default_factory=lambda: list(DEFAULT_ENTITY_TYPES), min_length=1,
+                                    validation_alias="KG_ENTITY_TYPES")
+    unknown_types: Literal["other", "drop"] = Field("other", validation_alias="KG_UNKNOWN_TYPES")
+    orphan_relations: Literal["drop", "add"] = Field("drop", validation_alias="KG_ORPHAN_RELATIONS")
+    max_entities: int = Field(60, gt=0)
+    max_relations: int = Field(80, gt=0)
+    max_attributes: int = Field(30, gt=0)
+    prompt_price_per_1m: float = Field(0.0, ge=0, validation_alias="KG_LLM_PROMPT_PRICE")
+    completion_price_per_1m: float = Field(0.0, ge=0, validation_alias="KG_LLM_COMPLETION_PRICE")
+    cache_path: str = Field("data/llm_cache.sqlite", validation_alias="KG_LLM_CACHE",
+                            description="response cache and call log (default: beside the warehouse)")
+
+    @field_validator("entity_types", mode="before")
+    @classmethod
+    def _split_types(cls, value: Any) -> Any:
+        # The environment gives "PERSON, PROTEIN,DISEASE".
+        if isinstance(value, str):
+            value = value.split(",")
+        return [str(t).strip().upper() for t in value if str(t).strip()]
+
+    @property
+    def params(self) -> dict[str, object]:
+        """Request parameters that change the answer, hence part of the cache key."""
+        return {"temperature": self.temperature, "max_tokens": self.max_completion_tokens, "format": self.output_format}
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prompt_price_per_1m + completion_tokens * self.completion_price_per_1m) / 1e6
+
+
+class ExtractorSettings(LLMSettings):
+    """Which extractor runs, and the LLM settings it uses when it is the LLM."""
+
+    engine: Literal["auto", "heuristic", "llm"] = Field(
+        "auto", validation_alias="KG_EXTRACTOR",
+        description="auto (the LLM when an API key or base URL is set, else the heuristic) | heuristic | llm")
+    summary_min_fragments: int = Field(
+        8, ge=0, validation_alias="KG_SUMMARY_MIN_FRAGMENTS",
+        description="entities with this many distinct description fragments get an LLM summary (0: never)")
+
+    @property
+    def uses_llm(self) -> bool:
+        return self.engine == "llm" or (self.engine == "auto" and bool(self.api_key or self.base_url))
+
+    def build_extractor(self, run_id: str | None = None, progress=None) -> Extractor:
+        if not self.uses_llm:
+            from kg_assets.extractors.heuristic import HeuristicExtractor
+
+            return HeuristicExtractor(entity_types=tuple(self.entity_types))
+        from kg_assets.extractors.llm.engine import LLMExtractor
+
+        return LLMExtractor(self, run_id=run_id, progress=progress)
+
+    def describe(self, extractor: Extractor) -> str:
+        if extractor.name == "heuristic":
+            return "offline heuristic extractor (no LLM configured: set OPENAI_API_KEY or OPENAI_BASE_URL)"
+        return f"LLM {self.model} at {self.base_url or 'api.openai.com'} ({self.output_format} format)"
+
+
+class CheckSettings(BaseModel):
+    """Thresholds of the `extraction_health` check."""
+
+    model_config = _FIELDS
+
+    max_failed_chunk_share: float = Field(0.2, ge=0, le=1, validation_alias="KG_MAX_FAILED_CHUNK_SHARE",
+                                          description="largest share of chunks whose extraction may fail")
+    max_empty_chunk_share: float = Field(0.5, ge=0, le=1, validation_alias="KG_MAX_EMPTY_CHUNK_SHARE",
+                                         description="largest share of chunks that may yield no entity")
+
+
+class Settings(BaseModel):
+    """All settings. Built by hand it reads nothing; `Settings.from_env()` reads the environment."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    warehouse: WarehouseSettings = Field(default_factory=WarehouseSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    extractor: ExtractorSettings = Field(default_factory=ExtractorSettings)
+    checks: CheckSettings = Field(default_factory=CheckSettings)
+
+    @model_validator(mode="after")
+    def _cache_beside_warehouse(self) -> Settings:
+        if "cache_path" not in self.extractor.model_fields_set:
+            self.extractor.cache_path = str(Path(self.warehouse.db_path).with_name("llm_cache.sqlite"))
+        return self
+
+    @classmethod
+    def from_env(cls, overrides: Mapping[str, str] | None = None) -> Settings:
+        """The settings given by environment variables (an unset or empty variable keeps the default).
+
+        `overrides` ({VARIABLE: value}, e.g. from command-line options) win over the environment.
+        Raises SettingsError naming each variable whose value is invalid."""
+        sections = env_variables()
+        given: dict[str, dict[str, str]] = {}
+        for name, value in (overrides or {}).items():
+            given.setdefault(sections[name].split(".")[0], {})[name] = value
+        try:
+            return _EnvSettings(**given)
+        except ValidationError as exc:
+            problems = "\n".join(
+                f"  {'.'.join(map(str, e['loc'][1:] or e['loc']))}={e['input']!r}: {e['msg']}" for e in exc.errors())
+            raise SettingsError(f"invalid kg_assets settings in the environment:\n{problems}") from None
+
+
+def env_variables() -> dict[str, str]:
+    """Every environment variable a setting reads -> `section.field` (for docs and tests)."""
+    return {
+        alias: f"{section}.{name}"
+        for section, model in _sections().items()
+        for name, field in model.model_fields.items()
+        if isinstance(alias := field.validation_alias, str)
+    }
+
+
+def _sections() -> dict[str, type[BaseModel]]:
+    return {name: field.annotation for name, field in Settings.model_fields.items()}
+
+
+class _FlatEnvSource(PydanticBaseSettingsSource):
+    """Each section's fields from the environment variables named by their aliases (no prefixes, no nesting)."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # every value is gathered in __call__
+
+    def __call__(self) -> dict[str, Any]:
+        values: dict[str, dict[str, str]] = {}
+        for section, model in _sections().items():
+            for field in model.model_fields.values():
+                alias = field.validation_alias
+                if isinstance(alias, str) and os.environ.get(alias, "") != "":
+                    values.setdefault(section, {})[alias] = os.environ[alias]
+        return values
+
+
+class _EnvSettings(BaseSettings, Settings):
+    """`Settings` read through pydantic-settings: overrides, then the flat environment variables."""
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):
+        return init_settings, _FlatEnvSource(settings_cls)  # overrides first

@@ -1,0 +1,71 @@
+"""The DDL of schema `kg`: tables from the column contracts, plus the attribute views and table macro.
+
+The views are the SQL twins of `core.temporal.current_attributes` and `attributes_as_of`
+(kg_assets_tests/test_temporal.py checks that both give the same rows).
+"""
+
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+
+from kg_assets.core import schemas
+
+SCHEMA = "kg"
+
+DUCK_TYPES = {
+    pl.String: "VARCHAR",
+    pl.Int32: "INTEGER",
+    pl.Int64: "BIGINT",
+    pl.Float64: "DOUBLE",
+    pl.Boolean: "BOOLEAN",
+    schemas.TS: "TIMESTAMPTZ",
+    schemas.STRS: "VARCHAR[]",
+}
+
+# Current values: one row per (entity_id, attr_key).
+CURRENT_ATTRIBUTES_VIEW = f"""CREATE OR REPLACE VIEW {SCHEMA}.entity_attributes_current AS
+SELECT * FROM {SCHEMA}.entity_attributes
+WHERE valid_until IS NULL"""
+
+# Every version, oldest first, numbered per key.
+ATTRIBUTE_HISTORY_VIEW = f"""CREATE OR REPLACE VIEW {SCHEMA}.entity_attributes_history AS
+SELECT *,
+       row_number() OVER (PARTITION BY entity_id, attr_key ORDER BY valid_from) AS version,
+       valid_until IS NULL AS is_current
+FROM {SCHEMA}.entity_attributes
+ORDER BY entity_id, attr_key, valid_from"""
+
+# The values in force at `SET VARIABLE kg_as_of = TIMESTAMPTZ '…'` (a view cannot take a parameter).
+ATTRIBUTES_AS_OF_VIEW = f"""CREATE OR REPLACE VIEW {SCHEMA}.entity_attributes_as_of AS
+SELECT * FROM {SCHEMA}.entity_attributes
+WHERE valid_from <= getvariable('kg_as_of')
+  AND (valid_until IS NULL OR getvariable('kg_as_of') < valid_until)"""
+
+# The same as a table macro: SELECT * FROM kg.entity_attributes_at(TIMESTAMPTZ '2025-03-01').
+ATTRIBUTES_AT_MACRO = f"""CREATE OR REPLACE MACRO {SCHEMA}.entity_attributes_at(ts) AS TABLE
+SELECT * FROM {SCHEMA}.entity_attributes
+WHERE valid_from <= ts AND (valid_until IS NULL OR ts < valid_until)"""
+
+VIEWS = (CURRENT_ATTRIBUTES_VIEW, ATTRIBUTE_HISTORY_VIEW, ATTRIBUTES_AS_OF_VIEW, ATTRIBUTES_AT_MACRO)
+
+
+def table_ddl(table: str, schema: dict[str, pl.DataType]) -> str:
+    cols = ", ".join(f'"{name}" {DUCK_TYPES[dtype]}' for name, dtype in schema.items())
+    return f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{table} ({cols})"
+
+
+def create_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create schema `kg`, its tables, views and macro; add contract columns that older files lack."""
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+    existing = {row[0] for row in con.execute(
+        "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = $s", {"s": SCHEMA}
+    ).fetchall()}
+    for table, schema in schemas.TABLES.items():
+        had_table = any(e.startswith(f"{table}.") for e in existing)
+        con.execute(table_ddl(table, schema))
+        for name, dtype in schema.items():
+            if had_table and f"{table}.{name}" not in existing:
+                con.execute(f'ALTER TABLE {SCHEMA}.{table} ADD COLUMN "{name}" {DUCK_TYPES[dtype]}')
+    for statement in VIEWS:
+        con.execute(statement)

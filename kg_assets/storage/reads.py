@@ -1,0 +1,177 @@
+"""Named reads of schema `kg`, each on a read-only connection: what the assets, checks and CLI need.
+
+`run_user_query` is the one pass-through, for SQL a user typed (`kg sql`); every other read is a
+method with a name, and every value reaches SQL as a bound parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import duckdb
+import polars as pl
+
+from kg_assets.core import schemas
+from kg_assets.storage.ddl import SCHEMA
+
+def fetch_frame(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> pl.DataFrame:
+    return con.sql(sql, params=params).pl()
+
+
+def fetch_scalar(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> object:
+    # fetchall, not fetchone: duckdb 2.0 keeps a half-read result pending on the connection.
+    return con.execute(sql, params or []).fetchall()[0][0]
+
+
+def _current(table: str) -> str:
+    return "valid_until IS NULL" if "valid_until" in schemas.TABLES[table] else "true"
+
+
+class WarehouseReads:
+    """The read half of `Warehouse`, which provides `path` and `connect(read_only=...)`."""
+
+    def _read(self, sql: str, params: object = None) -> pl.DataFrame:
+        with self.connect(read_only=True) as con:
+            return fetch_frame(con, sql, params)
+
+    def _rows(self, table: str, columns: Sequence[str] = (), current_only: bool = False) -> pl.DataFrame:
+        """Rows of a contract table (every row, or only the current ones of a versioned table)."""
+        schema = schemas.TABLES[table]
+        unknown = set(columns) - set(schema)
+        if unknown:
+            raise ValueError(f"{table} has no columns {sorted(unknown)}")
+        select = ", ".join(f'"{c}"' for c in columns) if columns else "*"
+        where = _current(table) if current_only else "true"
+        return self._read(f"SELECT {select} FROM {SCHEMA}.{table} WHERE {where}")
+
+    # ---- user SQL ------------------------------------------------------------------------------
+    def run_user_query(self, sql: str, params: object = None) -> pl.DataFrame:
+        """The one pass-through: SQL a user wrote (`kg sql`), run on a read-only connection."""
+        return self._read(sql, params)
+
+    # ---- what the pipeline reads ---------------------------------------------------------------
+    def read_partitions(self, table: str, document_ids: Sequence[str], current_only: bool = True) -> pl.DataFrame:
+        where = "document_id IN (SELECT unnest($ids))"
+        if current_only:
+            where += f" AND {_current(table)}"
+        rows = self._read(f"SELECT * FROM {SCHEMA}.{table} WHERE {where}", {"ids": list(document_ids)})
+        return schemas.conform(rows, schemas.TABLES[table])
+
+    def chunks_for_extraction(self, document_ids: Sequence[str]) -> pl.DataFrame:
+        """Chunks of the documents with their document's headings, the outline prompts give as context."""
+        return self._read(
+            f"""SELECT c.*, d.headings FROM {SCHEMA}.chunks c
+                JOIN {SCHEMA}.documents d ON d.document_id = c.document_id AND d.valid_until IS NULL
+                WHERE c.document_id IN (SELECT unnest($ids)) ORDER BY c.document_id, c.chunk_index""",
+            {"ids": list(document_ids)},
+        )
+
+    def entity_mentions(self, columns: Sequence[str] = ()) -> pl.DataFrame:
+        return self._rows("entity_mentions", columns)
+
+    def local_relations(self) -> pl.DataFrame:
+        return self._rows("local_relations")
+
+    def attribute_observations(self) -> pl.DataFrame:
+        return self._rows("attribute_observations")
+
+    def current_entities(self, columns: Sequence[str] = ()) -> pl.DataFrame:
+        return self._rows("entities", columns, current_only=True)
+
+    def redirects(self) -> pl.DataFrame:
+        """Every row of kg.entity_aliases (from_id -> to_id with method, score and evidence)."""
+        return self._rows("entity_aliases")
+
+    def link_overrides(self) -> pl.DataFrame:
+        """Manual split/merge decisions, oldest first."""
+        return self._read(f"SELECT * FROM {SCHEMA}.link_overrides ORDER BY created_at, from_id, to_id")
+
+    def document_times(self) -> pl.DataFrame:
+        """document_id, document_date and ingested_at of every current document (attribute time)."""
+        return self._rows("documents", ("document_id", "document_date", "ingested_at"), current_only=True)
+
+    def current_content_hashes(self) -> dict[str, str]:
+        """document_id -> content hash of every current document."""
+        return dict(self._rows("documents", ("document_id", "content_hash"), current_only=True).iter_rows())
+
+    def failed_documents(self) -> pl.DataFrame:
+        """document_id and error of current documents that could not be read."""
+        return self._read(f"""SELECT document_id, error FROM {SCHEMA}.documents
+                              WHERE valid_until IS NULL AND status = 'error' ORDER BY 1""")
+
+    def extracted_entity_ids(self, entity_ids: Sequence[str]) -> set[str]:
+        """The given ids that some mention carries."""
+        found = self._read(f"SELECT DISTINCT entity_id FROM {SCHEMA}.entity_mentions WHERE entity_id IN (SELECT unnest($ids))",
+                           {"ids": list(entity_ids)})
+        return set(found["entity_id"])
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table (current rows of versioned tables)."""
+        with self.connect(read_only=True) as con:
+            return {table: fetch_scalar(con, f"SELECT count(*) FROM {SCHEMA}.{table} WHERE {_current(table)}")
+                    for table in schemas.TABLES}
+
+    def stale_documents(self, extractor_version: str, chunker_version: str) -> list[str]:
+        """Current documents whose chunks or extractions were made by other versions, or failed."""
+        return self._read(
+            f"""SELECT DISTINCT d.document_id FROM {SCHEMA}.documents d
+                LEFT JOIN {SCHEMA}.chunks c USING (document_id)
+                LEFT JOIN {SCHEMA}.chunk_extractions e
+                       ON e.chunk_id = c.chunk_id AND e.status = 'ok' AND e.extractor_version = $ev
+                WHERE d.valid_until IS NULL AND d.status = 'ok'
+                  AND (c.chunk_id IS NULL OR c.chunker_version <> $cv OR e.chunk_id IS NULL)
+                ORDER BY 1""",
+            {"ev": extractor_version, "cv": chunker_version},
+        )["document_id"].to_list()
+
+    def llm_spend(self, run_id: str) -> dict[str, float]:
+        """Requests sent, cache hits, tokens and cost of one run's LLM calls."""
+        return self._read(
+            f"""SELECT count(*) FILTER (WHERE status <> 'cache_hit') AS calls,
+                       count(*) FILTER (WHERE status = 'cache_hit') AS hits,
+                       coalesce(sum(prompt_tokens) FILTER (WHERE status <> 'cache_hit'), 0) AS prompt,
+                       coalesce(sum(completion_tokens) FILTER (WHERE status <> 'cache_hit'), 0) AS completion,
+                       coalesce(sum(cost_usd), 0) AS cost
+                FROM {SCHEMA}.llm_calls WHERE run_id = $run""",
+            {"run": run_id},
+        ).row(0, named=True)
+
+    # ---- integrity queries (asset checks) -------------------------------------------------------
+    def extraction_stats(self) -> dict[str, int]:
+        """Chunks, chunks whose extraction failed, chunks with no entity, and unparseable lines."""
+        return self._read(
+            f"""SELECT count(*) AS chunks, count(*) FILTER (WHERE status <> 'ok') AS failed,
+                       count(*) FILTER (WHERE status = 'ok' AND mention_count = 0) AS empty,
+                       coalesce(sum(bad_lines), 0)::BIGINT AS bad_lines FROM {SCHEMA}.chunk_extractions"""
+        ).row(0, named=True)
+
+    def duplicate_current_keys(self, table: str, key: Sequence[str]) -> pl.DataFrame:
+        cols = ", ".join(key)
+        return self._read(
+            f"""SELECT {cols}, count(*) AS current_rows FROM {SCHEMA}.{table} WHERE valid_until IS NULL
+                GROUP BY {cols} HAVING count(*) > 1 ORDER BY {cols}"""
+        )
+
+    def redirect_problems(self) -> pl.DataFrame:
+        """Redirects that point nowhere current, at themselves, or into another redirect (a chain or cycle)."""
+        return self._read(
+            f"""SELECT a.from_id, a.to_id,
+                       CASE WHEN a.from_id = a.to_id THEN 'self'
+                            WHEN EXISTS (SELECT 1 FROM {SCHEMA}.entity_aliases b WHERE b.from_id = a.to_id) THEN 'chain or cycle'
+                            ELSE 'target is not a current entity' END AS problem
+                FROM {SCHEMA}.entity_aliases a
+                WHERE a.from_id = a.to_id
+                   OR EXISTS (SELECT 1 FROM {SCHEMA}.entity_aliases b WHERE b.from_id = a.to_id)
+                   OR NOT EXISTS (SELECT 1 FROM {SCHEMA}.entities e WHERE e.entity_id = a.to_id AND e.valid_until IS NULL)
+                ORDER BY 1"""
+        )
+
+    def orphans(self, table: str, column: str, parent: str, parent_column: str, parent_current: bool = False) -> pl.DataFrame:
+        """Rows of `table` whose `column` matches no `parent_column` of `parent` (current rows only if asked)."""
+        where = "AND p.valid_until IS NULL" if parent_current else ""
+        own_current = "AND t.valid_until IS NULL" if "valid_until" in schemas.TABLES[table] else ""
+        return self._read(
+            f"""SELECT DISTINCT t.{column} FROM {SCHEMA}.{table} t
+                WHERE t.{column} IS NOT NULL {own_current} AND NOT EXISTS (
+                    SELECT 1 FROM {SCHEMA}.{parent} p WHERE p.{parent_column} = t.{column} {where})
+                ORDER BY 1"""
+        )
