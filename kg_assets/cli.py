@@ -25,7 +25,8 @@ def _configure_env(args: argparse.Namespace) -> None:
 def _documents_needing_work(inbox: Path, keys: list[str], added: set[str]) -> list[str]:
     """New documents, documents whose bytes changed, and documents with stale or failed extractions."""
     from kg_assets.core.chunking import CHUNKER_VERSION
-    from kg_assets.core.documents import content_hash
+    from kg_assets.core.files import DocumentError
+    from kg_assets.core.files.inbox import entry_hash
     from kg_assets.storage.warehouse import Warehouse
 
     warehouse = Warehouse()
@@ -36,9 +37,9 @@ def _documents_needing_work(inbox: Path, keys: list[str], added: set[str]) -> li
     changed = set(added)
     for key in keys:
         try:
-            if stored.get(key) != content_hash((inbox / key).read_bytes()):
+            if stored.get(key) != entry_hash(inbox, key):
                 changed.add(key)
-        except OSError:
+        except (OSError, DocumentError):
             changed.add(key)  # the documents asset records why it cannot be read
     stale = warehouse.stale_documents(_resources().extractor.get().version, CHUNKER_VERSION)
     return sorted(changed | set(stale))
@@ -57,7 +58,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 
-    from kg_assets.core.documents import scan_inbox
+    from kg_assets.core.files.inbox import scan_inbox
     from kg_assets.definitions import defs
     from kg_assets.defs.ingest import inbox_changes
     from kg_assets.defs.partitions import documents_partitions, partition_ranges, range_tags
@@ -140,9 +141,10 @@ def _read_inbox(inbox: Path):
     import polars as pl
 
     from kg_assets.core import schemas
-    from kg_assets.core.documents import read_document, scan_inbox
+    from kg_assets.core.documents import read_document
+    from kg_assets.core.files.inbox import scan_inbox
 
-    rows = [read_document(inbox / key, key) for key in scan_inbox(inbox)]
+    rows = [read_document(inbox, key) for key in scan_inbox(inbox)]
     return schemas.conform(pl.DataFrame(rows, infer_schema_length=None), schemas.DOCUMENTS) if rows else schemas.empty(schemas.DOCUMENTS)
 
 
