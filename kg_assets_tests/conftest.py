@@ -26,7 +26,7 @@ class Project:
     defs: dg.Definitions
 
     def register_inbox(self) -> list[str]:
-        from kg_assets.core.documents import scan_inbox
+        from kg_assets.core.files.inbox import scan_inbox
 
         keys = sorted(scan_inbox(self.inbox))
         known = set(self.instance.get_dynamic_partitions(documents_partitions.name))

@@ -440,9 +440,10 @@ def test_attribute_types_follow_entity_types():
 @pytest.mark.skipif(not SAMPLE_INBOX.is_dir(), reason="sample corpus not present")
 def test_sample_corpus_employer_history_is_clean():
     from kg_assets.core.chunking import ChunkingConfig, chunk_documents
-    from kg_assets.core.documents import read_document, scan_inbox
+    from kg_assets.core.documents import read_document
+    from kg_assets.core.files.inbox import scan_inbox
 
-    rows = [read_document(SAMPLE_INBOX / key, key) for key in scan_inbox(SAMPLE_INBOX)]
+    rows = [read_document(SAMPLE_INBOX, key) for key in scan_inbox(SAMPLE_INBOX)]
     docs = pl.DataFrame(rows, infer_schema_length=None)
     result = HeuristicExtractor().extract(chunk_documents(docs, ChunkingConfig()))
     attrs = result.attributes.join(docs.select("document_id", "document_date"), on="document_id")

@@ -113,11 +113,13 @@ def test_bad_documents_are_recorded_and_the_rest_of_the_run_goes_on(project, mon
     assert result.success
     docs = project.sql("SELECT document_id, status, error FROM kg.documents WHERE valid_until IS NULL")
     errors = dict(docs.filter(pl.col("status") == "error").select("document_id", "error").iter_rows())
-    assert set(errors) == {"bad/empty.txt", "bad/binary.md", "bad/undecodable.txt", "bad/broken.pdf", "bad/unclosed.html"}
+    assert set(errors) == {"bad/empty.txt", "bad/binary.md", "bad/undecodable.txt", "bad/broken.pdf", "bad/unclosed.html",
+                           "bad/nested.html"}
     assert "no text" in errors["bad/unclosed.html"]
+    assert "Excessive depth" in errors["bad/nested.html"]  # its only text is nested past the depth limit
     assert "empty document" in errors["bad/empty.txt"] and "binary" in errors["bad/binary.md"]
-    assert docs.filter(pl.col("status") == "ok").height == 19
-    assert project.sql("SELECT count(DISTINCT document_id) AS n FROM kg.chunks")["n"][0] == 19
+    assert docs.filter(pl.col("status") == "ok").height == 18
+    assert project.sql("SELECT count(DISTINCT document_id) AS n FROM kg.chunks")["n"][0] == 18
     # fixing a file makes the next run pick it up
     (project.inbox / "bad" / "empty.txt").write_text("Grace Hopper joined the Harvard Computation Lab in Cambridge.")
     assert project.run_all().success

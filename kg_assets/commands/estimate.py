@@ -26,10 +26,11 @@ def read_inbox(ingest: IngestSettings):
     import polars as pl
 
     from kg_assets.core import schemas
-    from kg_assets.core.documents import read_document, scan_inbox
+    from kg_assets.core.documents import read_document
+    from kg_assets.core.files.inbox import scan_inbox
 
     inbox = Path(ingest.inbox_dir)
-    rows = [read_document(inbox / key, key, ingest.max_document_bytes) for key in scan_inbox(inbox)]
+    rows = [read_document(inbox, key, ingest.max_document_bytes) for key in scan_inbox(inbox)]
     return schemas.conform(pl.DataFrame(rows, infer_schema_length=None), schemas.DOCUMENTS) if rows else schemas.empty(schemas.DOCUMENTS)
 
 

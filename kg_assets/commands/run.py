@@ -28,7 +28,8 @@ def register(subparsers) -> None:
 def documents_needing_work(settings: Settings, keys: list[str], added: set[str]) -> list[str]:
     """New documents, documents whose bytes changed, and documents with stale or failed extractions."""
     from kg_assets.core.chunking import CHUNKER_VERSION
-    from kg_assets.core.documents import content_hash
+    from kg_assets.core.files import DocumentError
+    from kg_assets.core.files.inbox import entry_hash
     from kg_assets.storage.warehouse import Warehouse
 
     warehouse = Warehouse(settings.warehouse.db_path, settings.warehouse.lock_timeout_s)
@@ -39,9 +40,9 @@ def documents_needing_work(settings: Settings, keys: list[str], added: set[str])
     changed = set(added)
     for key in keys:
         try:
-            if stored.get(key) != content_hash((inbox / key).read_bytes()):
+            if stored.get(key) != entry_hash(inbox, key):
                 changed.add(key)
-        except OSError:
+        except (OSError, DocumentError):
             changed.add(key)  # the documents asset records why it cannot be read
     stale = warehouse.stale_documents(settings.extractor.build_extractor().version, CHUNKER_VERSION)
     return sorted(changed | set(stale))
@@ -62,7 +63,7 @@ def run_command(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 
-    from kg_assets.core.documents import scan_inbox
+    from kg_assets.core.files.inbox import scan_inbox
     from kg_assets.definitions import build_definitions
     from kg_assets.defs.ingest import inbox_changes
     from kg_assets.defs.partitions import documents_partitions, partition_ranges, range_tags

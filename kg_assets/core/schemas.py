@@ -19,12 +19,13 @@ DOCUMENTS = {
     "title": pl.String,
     "headings": STRS,
     "text": pl.String,
-    "content_hash": pl.String,
+    "content_hash": pl.String,  # sha256 of the file's bytes (of the target text for a symlink not followed)
     "byte_size": pl.Int64,
     "encoding": pl.String,
     "document_date": TS,
     "status": pl.String,  # ok | error | deleted
     "error": pl.String,
+    "warning": pl.String,  # the text is usable but partial or guessed: a cut HTML file, a guessed encoding
     "ingested_at": TS,
     "valid_from": TS,
     "valid_until": TS,

@@ -10,7 +10,8 @@ import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.core.chunking import CHUNKER_VERSION, chunk_documents
-from kg_assets.core.documents import read_document, scan_inbox
+from kg_assets.core.documents import read_document
+from kg_assets.core.files.inbox import scan_inbox
 from kg_assets.defs.partitions import (
     CONSOLIDATION_ASSETS,
     PARTITIONED_ASSETS,
@@ -39,7 +40,7 @@ def documents(context: dg.AssetExecutionContext, warehouse: WarehouseResource, s
     keys = context.partition_keys
     rows = []
     for i, key in enumerate(keys, start=1):
-        rows.append(read_document(inbox / key, key, settings.max_document_bytes))
+        rows.append(read_document(inbox, key, settings.max_document_bytes))
         if i % 1000 == 0:
             context.log.info(f"read {i:,}/{len(keys):,} documents")
     frame = schemas.conform(pl.DataFrame(rows, infer_schema_length=None), schemas.DOCUMENTS)
