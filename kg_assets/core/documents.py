@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import re
 from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
+
+from kg_assets.core.chat import ChatLogError, parse_chat
 
 SUPPORTED_SUFFIXES = {".txt": "txt", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".pdf": "pdf", ".jsonl": "chat"}
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 _DATE_LINE = re.compile(r"^\s*(?:\*\*)?(?:date|published|updated)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(\d{4}-\d{2}-\d{2})", re.I | re.M)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
-CHAT_FIELDS = ("user_id", "message_id", "timestamp", "content")
 
 
 class DocumentError(ValueError):
@@ -100,21 +100,11 @@ def _pdf(raw: bytes) -> tuple[str, str | None]:
 
 
 def _chat(text: str) -> tuple[str, datetime | None]:
-    lines, first_ts = [], None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DocumentError(f"chat log line {number} is not JSON: {exc.msg}") from exc
-        missing = [f for f in CHAT_FIELDS if f not in message]
-        if missing:
-            raise DocumentError(f"chat log line {number} lacks {', '.join(missing)}")
-        ts = _parse_ts(str(message["timestamp"]))
-        first_ts = first_ts or ts
-        lines.append(f"[{message['timestamp']}] {message['user_id']}: {message['content']}")
-    return "\n".join(lines), first_ts
+    try:
+        chat = parse_chat(text)
+    except ChatLogError as exc:
+        raise DocumentError(str(exc)) from exc
+    return chat.text, chat.first_timestamp
 
 
 def _parse_ts(value: str | None) -> datetime | None:
