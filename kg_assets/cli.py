@@ -310,6 +310,8 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from kg_assets.commands.facts import register_eval as register_fact_eval
+
     parser = argparse.ArgumentParser(prog="kg", description="kg_assets: documents to a knowledge graph in DuckDB")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -351,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     linking.add_argument("--per-document", action="store_true",
                          help="link each document on its own (for gold that only clusters within documents)")
     linking.set_defaults(func=cmd_eval_linking)
+    register_fact_eval(eval_sub)
 
     link = sub.add_parser("link", help="override entity linking: split a merge, force a merge, list, remove")
     link.add_argument("action", choices=["split", "merge", "remove", "list"])

@@ -1,0 +1,1 @@
+"""The `kg` subcommands, one module per command family."""

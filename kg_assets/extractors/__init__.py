@@ -1,0 +1,1 @@
+"""Extractors: the engines that turn text into entities, relations and facts."""
