@@ -16,7 +16,8 @@ def _jsonl(*objects) -> str:
 
 
 def _msg(i: int, user: str = "u-lena", content: str = "I moved to Lisbon in August.", **extra) -> dict:
-    return {"user_id": user, "message_id": f"m-{i}", "timestamp": f"2025-10-20T08:0{i}:00Z", "content": content, **extra}
+    return {"user_id": user, "message_id": f"m-{i}", "timestamp": f"2025-10-20T08:0{i}:00Z", "content": content,
+            **extra}
 
 
 def test_each_message_becomes_a_row_with_its_own_time_and_offsets():

@@ -65,7 +65,8 @@ def test_turn_and_persona_scores_on_a_hand_made_dialog():
     assert (scores["turn_facts_predicted"], scores["turn_facts_gold"], scores["turn_facts_matched"]) == (6, 3, 3)
     assert (scores["turn_precision"], scores["turn_recall"], scores["turn_f1"]) == (0.5, 1.0, 0.6667)
     # persona A: 4 predicted, 2 matched (dog, hiking); B: 2 predicted, 2 matched -> P 4/6, R 4/4, F1 0.8
-    assert (scores["persona_facts_predicted"], scores["persona_facts_gold"], scores["persona_facts_matched"]) == (6, 4, 4)
+    persona = (scores["persona_facts_predicted"], scores["persona_facts_gold"], scores["persona_facts_matched"])
+    assert persona == (6, 4, 4)
     assert (scores["persona_precision"], scores["persona_recall"], scores["persona_f1"]) == (0.6667, 1.0, 0.8)
 
 
@@ -89,7 +90,8 @@ def test_kg_eval_facts_writes_kept_facts_and_prints_scores_last(tmp_path):
             {"idx": 1, "speaker": "bot_1", "text": "Cool. What do you do on weekends?", "gold_facts": []},
             {"idx": 2, "speaker": "bot_0", "text": "I love hiking and I play the guitar in a band.",
              "gold_facts": ["I like hiking.", "I play guitar."]},
-            {"idx": 3, "speaker": "bot_1", "text": "I play the guitar in a band too!", "gold_facts": ["I play guitar."]},
+            {"idx": 3, "speaker": "bot_1", "text": "I play the guitar in a band too!",
+             "gold_facts": ["I play guitar."]},
             {"idx": 4, "speaker": "bot_0", "text": "Ha, small world. I love hiking, as I said.",
              "gold_facts": ["I live in a small town."]},
         ],
@@ -124,6 +126,9 @@ def test_kg_eval_facts_writes_kept_facts_and_prints_scores_last(tmp_path):
 def test_kg_eval_facts_refuses_an_unreadable_file_and_an_llm_it_cannot_use(tmp_path):
     missing = _kg("eval", "facts", str(tmp_path / "nope.jsonl"), cwd=tmp_path)
     assert missing.returncode == 2 and "cannot read" in missing.stderr
+    (tmp_path / "bad.jsonl").write_text(json.dumps(_dialog()) + "\n" + '{"dialog_id": "x", "turns": [{"idx": 0}]}\n')
+    bad = _kg("eval", "facts", str(tmp_path / "bad.jsonl"), cwd=tmp_path)
+    assert bad.returncode == 2 and "line 2 lacks speaker" in bad.stderr and "Traceback" not in bad.stderr
     (tmp_path / "d.jsonl").write_text("{}\n")
     env_llm = subprocess.run([str(Path(sys.executable).with_name("kg")), "eval", "facts", str(tmp_path / "d.jsonl")],
                              cwd=tmp_path, env={**os.environ, "KG_EXTRACTOR": "llm"}, capture_output=True, text=True,

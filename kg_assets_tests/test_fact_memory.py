@@ -35,7 +35,8 @@ def _match(new: str, old: str):
         ("plays chess", "plays chess online", ("substring", 1.0, None)),  # 11 characters
         ("plays chess well", "plays chess online", None),  # 2 of 3 words: 0.67 is not over 0.7
         ("is a big fan of jazz music", "is a fan of jazz music", ("word_overlap", 1.0, None)),
-        ("lives in Paris with their family", "lives in Rome with their family", ("word_overlap", 0.8333, "content_word")),
+        ("lives in Paris with their family", "lives in Rome with their family",
+         ("word_overlap", 0.8333, "content_word")),
         ("has 3 kids at home", "has 2 kids at home", ("word_overlap", 0.8, "content_word")),
         ("really does not like spicy food", "really does like spicy food", ("word_overlap", 1.0, "polarity")),
         ("no longer plays the guitar", "plays the guitar", ("substring", 1.0, "polarity")),

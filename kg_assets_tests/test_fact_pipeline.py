@@ -36,10 +36,12 @@ def _facts(text: str) -> list[tuple]:
 def test_first_person_statements_become_third_person_facts_with_cues():
     assert _facts("I work as a nurse at the children's hospital.") == [
         ("work", "works as a nurse at the children's hospital", 1.0, 1.0, "present")]
-    assert _facts("I'm moving to Denver next month") == [("location", "is moving to Denver next month", 1.0, 0.8, "future")]
+    assert _facts("I'm moving to Denver next month") == [
+        ("location", "is moving to Denver next month", 1.0, 0.8, "future")]
     assert _facts("I was born in Japan") == [("location", "was born in Japan", 0.8, 1.0, "timeless")]
     assert _facts("I used to live in Paris") == [("location", "used to live in Paris", 0.8, 1.0, "past")]
-    assert _facts("I love peanut butter cookies") == [("preference", "loves peanut butter cookies", 0.8, 0.3, "present")]
+    assert _facts("I love peanut butter cookies") == [
+        ("preference", "loves peanut butter cookies", 0.8, 0.3, "present")]
     assert _facts("I'm allergic to peanuts") == [("preference", "is allergic to peanuts", 1.0, 0.8, "present")]
     assert _facts("My sister just got married!") == [("event", "their sister just got married", 0.8, 1.0, "past")]
     assert _facts("We probably will adopt a cat") == [("general", "probably will adopt a cat", 0.6, 0.5, "future")]
@@ -170,7 +172,8 @@ def test_a_failed_answer_fails_its_message_only_and_snaps_are_noted():
     assert rows["m-000"]["reason"] == "answer did not match the FactsOut schema"
     assert rows["m-001"]["outcome"] == "ok" and rows["m-001"]["fact_count"] == 1
     assert rows["m-001"]["notes"] == ["fact 1: confidence 0.7 snapped to 0.6", "fact 1: importance 2 snapped to 1.0"]
-    assert learned.facts.select("content", "confidence", "importance").rows() == [("grew up on a farm in Iowa", 0.6, 1.0)]
+    assert learned.facts.select("content", "confidence", "importance").rows() == [
+        ("grew up on a farm in Iowa", 0.6, 1.0)]
     assert (learned.llm_calls, learned.prompt_tokens, learned.completion_tokens) == (1, 310, 42)
 
 

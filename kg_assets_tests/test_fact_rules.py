@@ -2,7 +2,7 @@
 
 import pytest
 
-from kg_assets.core.facts.person import to_third_person
+from kg_assets.core.facts.person import is_first_person, to_third_person
 from kg_assets.core.facts.records import RawFact
 from kg_assets.core.facts.rules import (
     SHORT_PHRASES,
@@ -153,7 +153,14 @@ def test_facts_must_be_under_100_characters_and_not_empty():
         ("My son is in junior high.", "their son is in junior high"),
         ("I drive an F150 and I love it", "drives an F150 and they love it"),
         ("Paris is lovely", "Paris is lovely"),
+        ("I moved to the US when I was ten", "moved to the US when they were ten"),
+        ("I wrote a book about World War I", "wrote a book about World War I"),
     ],
 )
 def test_first_person_becomes_the_seeds_third_person(first, third):
     assert to_third_person(first) == third
+
+
+def test_a_country_or_a_numeral_is_not_a_first_person_pronoun():
+    assert not is_first_person("moved to the US") and not is_first_person("studies World War I")
+    assert is_first_person("their friends visit us") and is_first_person("I'm from Ohio")

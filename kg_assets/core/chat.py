@@ -46,7 +46,8 @@ class ChatLog:
 def _identifier(message: dict, field: str, number: int) -> str:
     value = message[field]
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise ChatLogError(f"chat log line {number}: {field} must be a string or an integer, not {type(value).__name__}")
+        kind = type(value).__name__
+        raise ChatLogError(f"chat log line {number}: {field} must be a string or an integer, not {kind}")
     text = " ".join(str(value).split())  # a line break in an id must not break the one-line prefix
     if not text:
         raise ChatLogError(f"chat log line {number}: {field} is empty")
@@ -73,7 +74,8 @@ def _optional_text(message: dict, fields: tuple[str, ...], number: int, label: s
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, str | int):
-            raise ChatLogError(f"chat log line {number}: {label} ({field}) must be a string, not {type(value).__name__}")
+            kind = type(value).__name__
+            raise ChatLogError(f"chat log line {number}: {label} ({field}) must be a string, not {kind}")
         text = " ".join(str(value).split())
         if text:
             return text

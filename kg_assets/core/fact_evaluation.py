@@ -1,4 +1,7 @@
-"""Scores for `kg eval facts`, per the contract in shared/eval/README.md.
+"""`kg eval facts`, per the contract in shared/eval/README.md: the dialogs run through the fact pipeline, and scores.
+
+Each dialog becomes one chat conversation (rendered as a chat `.jsonl` and read by the same parser as inbox
+chats), each speaker one user, and the messages go through `learn_facts` with the rate at 1.0.
 
 A predicted fact matches a gold fact of the same dialog, turn and speaker when the F1 of their content-word
 sets (kg_assets/core/facts/words.py) is at least 0.5. Each fact matches at most once, best scores first
@@ -8,10 +11,19 @@ that speaker's ``final_persona``, same rule.
 
 from __future__ import annotations
 
+import json
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 
+import polars as pl
+
+from kg_assets.core import schemas
+from kg_assets.core.chat import messages_frame, parse_chat
 from kg_assets.core.evaluation import prf
+from kg_assets.core.facts.pipeline import learn_facts
+from kg_assets.core.facts.records import FactExtractor
 from kg_assets.core.facts.words import content_words, set_f1
 
 MATCH_F1 = 0.5
@@ -68,7 +80,95 @@ def score_facts(dialogs: Iterable[Mapping], predictions: Iterable[Mapping]) -> d
     return {
         **{f"turn_{k}": v for k, v in t_scores.items()},
         **{f"persona_{k}": v for k, v in p_scores.items()},
-        "turn_facts_predicted": turn["predicted"], "turn_facts_gold": turn["gold"], "turn_facts_matched": turn["matched"],
+        "turn_facts_predicted": turn["predicted"], "turn_facts_gold": turn["gold"],
+        "turn_facts_matched": turn["matched"],
         "persona_facts_predicted": persona["predicted"], "persona_facts_gold": persona["gold"],
         "persona_facts_matched": persona["matched"],
     }
+
+
+def read_dialogs(lines: Iterable[str]) -> list[dict]:
+    """Dialogs of a DIALOGS.jsonl file; ValueError naming the line of the first one that is malformed."""
+    dialogs: list[dict] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            dialog = json.loads(line)
+            turns = dialog["turns"]
+            if not isinstance(dialog["dialog_id"], str | int) or not isinstance(turns, list):
+                raise TypeError("dialog_id must be a string and turns a list")
+            for t in turns:
+                if not (isinstance(t["idx"], int) and isinstance(t["speaker"], str) and isinstance(t["text"], str)):
+                    raise TypeError("each turn needs an integer idx, a speaker and a text")
+            if len({t["idx"] for t in turns}) < len(turns) or str(dialog["dialog_id"]) in seen:
+                raise TypeError("turn idx values and dialog ids must be unique")
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"line {number} is not JSON: {exc.msg}") from exc
+        except KeyError as exc:
+            raise ValueError(f"line {number} lacks {exc.args[0]}") from exc
+        except TypeError as exc:
+            raise ValueError(f"line {number}: {exc}") from exc
+        seen.add(str(dialog["dialog_id"]))
+        dialogs.append(dialog)
+    return dialogs
+
+
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # turn i of a dialog is sent at epoch + i minutes
+
+
+def _user(dialog_id: str, speaker: str) -> str:
+    return f"{dialog_id}/{speaker}"  # speakers (bot_0, bot_1) repeat across dialogs; users must not
+
+
+def dialog_messages(dialogs: Iterable[dict]) -> pl.DataFrame:
+    """MESSAGES rows for annotated dialogs: one conversation per dialog, message id = turn index."""
+    frames = []
+    for dialog in dialogs:
+        lines = [
+            json.dumps({"user_id": _user(dialog["dialog_id"], t["speaker"]), "message_id": str(t["idx"]),
+                        "timestamp": (_EPOCH + timedelta(minutes=int(t["idx"]))).isoformat(), "content": t["text"]})
+            for t in dialog["turns"]
+        ]
+        frames.append(messages_frame(str(dialog["dialog_id"]), parse_chat("\n".join(lines))))
+    return pl.concat(frames) if frames else schemas.empty(schemas.MESSAGES)
+
+
+def fact_predictions(dialogs: list[dict], facts: pl.DataFrame) -> list[dict]:
+    """One contract line per fact kept (not set aside as a duplicate), in dialog and turn order."""
+    speakers = {_user(d["dialog_id"], t["speaker"]): t["speaker"] for d in dialogs for t in d["turns"]}
+    kept = facts.filter(pl.col("duplicate_of").is_null()).with_columns(
+        pl.col("extracted_from_message_id").cast(pl.Int64).alias("turn_idx")
+    ).sort("document_id", "turn_idx", "fact_index")
+    order = {str(d["dialog_id"]): i for i, d in enumerate(dialogs)}
+    rows = [
+        {"dialog_id": r["document_id"], "turn_idx": r["turn_idx"], "speaker": speakers[r["user_id"]],
+         "fact": r["content"], "fact_type": r["fact_type"], "confidence": r["confidence"],
+         "importance": r["importance"], "temporal": r["temporal"]}
+        for r in kept.iter_rows(named=True)
+    ]
+    return sorted(rows, key=lambda r: order[r["dialog_id"]])
+
+
+def evaluate_facts(dialogs: list[dict], extractor: FactExtractor) -> tuple[list[dict], dict]:
+    """(predictions, summary) of the fact pipeline on annotated dialogs."""
+    started = time.perf_counter()
+    learned = learn_facts(dialog_messages(dialogs), extractor, enabled=True, rate=1.0, learned_at=_EPOCH)
+    predictions = fact_predictions(dialogs, learned.facts)
+    outcomes = learned.outcomes()
+    summary = {
+        **score_facts(dialogs, predictions),
+        "dialogs": len(dialogs),
+        "messages": learned.extractions.height,
+        "messages_not_extractable": outcomes.get("not_extractable", 0),
+        "messages_failed": outcomes.get("error", 0),
+        "duplicates_set_aside": learned.facts.filter(pl.col("duplicate_of").is_not_null()).height,
+        "extractor": extractor.name,
+        "extractor_version": extractor.version,
+        "llm_calls": learned.llm_calls,
+        "prompt_tokens": learned.prompt_tokens,
+        "completion_tokens": learned.completion_tokens,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    return predictions, summary

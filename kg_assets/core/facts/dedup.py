@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from kg_assets.core.facts.words import content_words, stem, tokens
 
 RULES = ("exact", "substring", "word_overlap")
+_EXACT = ("exact", 1.0)
+_SUBSTRING = ("substring", 1.0)
 MIN_SUBSTRING_CHARS = 10  # both facts must be longer
 MIN_OVERLAP_WORDS = 2  # both facts must have more distinct words
 OVERLAP_SHARE = 0.7  # shared / words of the shorter fact must exceed this
@@ -61,14 +63,14 @@ class Match:
 
 def seed_rule(new: Comparable, old: Comparable) -> tuple[str, float] | None:
     """The first seed rule that calls `new` a duplicate of `old`, with its score."""
-    if new.folded == old.folded:
-        return "exact", 1.0
-    if len(new.folded) > MIN_SUBSTRING_CHARS and len(old.folded) > MIN_SUBSTRING_CHARS and (
-        new.folded in old.folded or old.folded in new.folded
-    ):
-        return "substring", 1.0
-    if len(new.words) > MIN_OVERLAP_WORDS and len(old.words) > MIN_OVERLAP_WORDS:
-        share = len(new.words & old.words) / min(len(new.words), len(old.words))
+    a, b = new.folded, old.folded
+    if a == b:
+        return _EXACT
+    if len(a) > MIN_SUBSTRING_CHARS and len(b) > MIN_SUBSTRING_CHARS and (a in b or b in a):
+        return _SUBSTRING
+    shorter = min(len(new.words), len(old.words))
+    if shorter > MIN_OVERLAP_WORDS:
+        share = len(new.words & old.words) / shorter
         if share > OVERLAP_SHARE:
             return "word_overlap", round(share, 4)
     return None

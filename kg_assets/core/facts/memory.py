@@ -100,22 +100,27 @@ def manual_fact(user_id: str, text: str, *, at: datetime, source: str = "manual"
 class _Active:
     row: dict
     text: Comparable
+    rank: tuple[float, float]  # prompt order: most important, then most recent first
+    known: KnownFact
 
 
 class UserMemory:
     """One user's facts as they are added in time order; `rows` holds every fact with its decisions."""
 
-    __slots__ = ("rows", "_active", "_by_key")
+    __slots__ = ("rows", "_active", "_by_key", "_known")
 
     def __init__(self) -> None:
         self.rows: list[dict] = []
         self._active: dict[str, _Active] = {}  # fact_id -> active fact, in insertion order
         self._by_key: dict[str, str] = {}  # fact_key -> active fact_id
+        self._known: dict[int, tuple[KnownFact, ...]] = {}  # limit -> known facts, until the next change
 
     def known(self, limit: int) -> tuple[KnownFact, ...]:
         """Active facts for a prompt: most important, then most recent first, at most `limit`."""
-        active = sorted(self._active.values(), key=lambda a: (-a.row["importance"], -a.row["valid_from"].timestamp()))
-        return tuple(KnownFact(a.row["fact_type"], a.row["content"]) for a in active[:limit])
+        if limit not in self._known:
+            active = sorted(self._active.values(), key=lambda a: a.rank)
+            self._known[limit] = tuple(a.known for a in active[:limit])
+        return self._known[limit]
 
     def _close(self, old_id: str, by: dict) -> None:
         old = self._active.pop(old_id).row
@@ -126,6 +131,7 @@ class UserMemory:
     def add(self, fact: dict) -> dict:
         """Decide one new fact (a `fact_row` dict, taken over and completed) and return it."""
         row = fact
+        self._known.clear()
         row.update({k: None for k in _DECISIONS})  # a replay decides afresh
         row["fact_key"] = fact_key(row["fact_type"], row["content"], row["temporal"])
         text = Comparable.of(row["content"])
@@ -155,7 +161,8 @@ class UserMemory:
             self._close(previous, row)
             row["supersedes"] = previous
         row["is_active"] = True
-        self._active[row["fact_id"]] = _Active(row, text)
+        self._active[row["fact_id"]] = _Active(row, text, (-row["importance"], -row["valid_from"].timestamp()),
+                                               KnownFact(row["fact_type"], row["content"]))
         self._by_key[row["fact_key"]] = row["fact_id"]
         self.rows.append(row)
         return row

@@ -85,7 +85,7 @@ def to_third_person(text: str) -> str:
     words = [w for _, w in pairs]
     for k, word in enumerate(words):
         low = word.lower()
-        if low in _OBJECT_FORMS:
+        if low in _OBJECT_FORMS and _is_pronoun(words, k):
             words[k] = _OBJECT_FORMS[low]
             following = words[k + 1].lower() if k + 1 < len(words) else ""
             if words[k] == "they" and following in {"am", "was"}:
@@ -94,5 +94,14 @@ def to_third_person(text: str) -> str:
     return result[:1].lower() + result[1:] if lead_converted else result
 
 
+def _is_pronoun(words: list[str], k: int) -> bool:
+    """Whether words[k] is the pronoun it looks like: "US" is a country, "World War I" a numeral."""
+    word = words[k]
+    if word == "US":
+        return False
+    return not (word == "I" and k > 0 and words[k - 1][:1].isupper() and words[k - 1] != "I")
+
+
 def is_first_person(text: str) -> bool:
-    return any(w.lower() in FIRST_PERSON for w in re.findall(r"[^\W\d_]+", text.replace("\u2019", "'").replace("'", " ")))
+    words = re.findall(r"[^\W\d_]+", text.replace("\u2019", " ").replace("'", " "))
+    return any(w.lower() in FIRST_PERSON and _is_pronoun(words, k) for k, w in enumerate(words))

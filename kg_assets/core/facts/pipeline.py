@@ -119,11 +119,15 @@ def learn_facts(
                     extractor_version=extractor.version,
                 )
                 new_rows.append(row)
-                memory.add(dict(row))
+                memory.add(row if not prior else dict(row))
 
-    undecided = prior + new_rows
-    facts_frame = (build_user_facts(pl.DataFrame(undecided, schema=schemas.USER_FACTS)) if undecided
-                   else schemas.empty(schemas.USER_FACTS))
+    if prior:  # known facts may be newer than some messages: decide everything again in time order
+        facts_frame = build_user_facts(pl.DataFrame(prior + new_rows, schema=schemas.USER_FACTS))
+    elif new_rows:  # each memory already took its facts in replay order
+        decided = [row for user in sorted(memories) for row in memories[user].rows]
+        facts_frame = schemas.conform(pl.DataFrame(decided, schema=schemas.USER_FACTS), schemas.USER_FACTS)
+    else:
+        facts_frame = schemas.empty(schemas.USER_FACTS)
     extractions = (schemas.conform(pl.DataFrame(list(outcome_rows.values()), schema=schemas.FACT_EXTRACTIONS),
                                    schemas.FACT_EXTRACTIONS)
                    if outcome_rows else schemas.empty(schemas.FACT_EXTRACTIONS))

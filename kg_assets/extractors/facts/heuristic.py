@@ -1,27 +1,33 @@
 """Offline heuristic fact extractor: first-person statements -> third-person facts (no model, no network).
 
 Statements
-    The message is cut into sentences (``. ! ?`` before a space, ``;``, line breaks) and each sentence into
-    clauses before a new first-person subject (", I ...", "and I ...", "but my ...", "because I ...") or before
-    "and" + a listed verb that continues the subject ("I have two dogs and work as a nurse"). Leading
-    interjections and short comments before a comma ("Oh wow, ...", "Yes, ...", "That's great, ...") are dropped.
-    A clause is a statement when it starts with I, I'm, I've, my, we, we're or our (or "me and my").
+    The message is cut into sentences (``. ! ?`` before a space, except after Dr./Prof./Mr./Ms./St.; ``;``;
+    line breaks; " - ") and each sentence into clauses before a new first-person subject (", I ...", "and I
+    ...", "but my ...", "because I ...", ", before that I ...", but not an appositive ", our CTO, ..."),
+    before "and" + a listed verb that continues the subject ("I have two dogs and work as a nurse", which
+    becomes "I work as a nurse"), and in unpunctuated run-ons before "I ..." unless the word before it
+    takes a clause ("think", "that", "when" ...). Leading interjections and short comments before a comma
+    ("Oh wow, ...", "Yes, ...") are dropped, unless the comment names someone ("Marcus Webb, our CTO, ...").
+    A leading time adverbial ("Before that", "Back then", "Now") is kept for the tense only. A clause is a
+    statement when it then starts with I, I'm, I've, my, we, we're or our (or "me and my").
 Skipped
-    questions (ending in ``?``); conditionals and plans of speech ("I'd ...", "I'll ..."); opinions and
-    meta-talk ("I think", "I guess", "I hope", "I agree", "I know what you mean", "I love that", "I have to
-    say" ...); transient states ("I'm tired", "I'm doing well", "I'm sorry", "I just got home"); clauses about
-    the other person (they name "you"); vague ones whose only objects are "it", "that", "stuff", "things"
-    ...; fewer than 2 content words.
+    questions (ending in ``?``); conditionals and plans of speech ("I'd ...", "I'll ...", "we'll ...",
+    "let's ..."); opinions and meta-talk ("I think", "I guess", "I hope", "I agree", "I know what you mean",
+    "I love that", "I have to say" ...); passing pleasantries ("I'm good", "I'm doing well", "I'm sorry",
+    "I just got home"); clauses about the other person (they name "you"); vague ones: a bare verb, no
+    concrete word, or one concrete word and an object that points elsewhere ("is curious about that").
 Facts
-    ``content``: the clause in third person (person.py), cut before a trailing "because/but/so/which/when"
-    part when that keeps it under 100 characters (else dropped). ``type``: the first cue class that fires:
-    life events, work, relationship, family, location, hobby, preference, then event time words, else
-    general. ``temporal``: future (will, going to, plan to, next ...), timeless (born, from), past (used to,
-    was, ago, last ..., a past-tense verb), else present. ``confidence``: 0.6 when hedged (maybe, probably,
-    kind of) or said of "we", 1.0 for plain "I am / I have / I work / I live / my ... is" statements, else
-    0.8. ``importance``: 1.0 for major life facts (marriage, children, job, where they live, health, death),
-    0.8 for family, relationships, places, school and events, 0.5 for hobbies and general facts, 0.3 for
-    other likes and dislikes. At most 3 facts: the most important ones, kept in message order.
+    ``content``: the clause in third person (person.py), cut before a trailing "because / but / so / which
+    / when / if ..." part when the head keeps 2 concrete words; over 99 characters it is dropped.
+    ``type``: the first cue class that fires: life events, work (also "runs / leads ... at <Name>"),
+    relationship, family, location, hobby, preference, then event time words, else general.
+    ``temporal``: future (will, going to, plan to, next ...), timeless (born, from), past (used to, ago,
+    last ..., before that, a past-tense main verb), else present. ``confidence``: 0.6 when hedged (maybe,
+    probably, kind of) or said of "we", 1.0 for plain "I am / I have / I work / I live / my ... is"
+    statements, else 0.8. ``importance``: 1.0 for major life facts (marriage, children, job, where they
+    live, health, death), 0.8 for family, relationships, places, school and events, 0.5 for hobbies and
+    general facts, 0.3 for other likes and dislikes (0.8 for allergies and diets). At most 3 facts: the
+    most important ones, kept in message order.
 The known facts of a request are not needed: the memory sets repeated facts aside as duplicates.
 """
 
@@ -44,7 +50,10 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_SENTENCE = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bProf\.)(?<!\bSt\.)(?<!\bvs\.)(?<=[.!?])[\"')\]]*\s+|[;\n]+|\s+-{1,2}\s+|(?<=[!?])(?=[A-Z])")
+_SENTENCE = re.compile(
+    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bProf\.)(?<!\bSt\.)(?<!\bvs\.)(?<=[.!?])[\"')\]]*\s+"
+    r"|[;\n]+|\s+-{1,2}\s+|(?<=[!?])(?=[A-Z])"
+)
 _FIRST_PERSON_START = re.compile(r"^(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|we've|our|me and my)\b", re.I)
 _VERBS = (
     "work works live lives have has own owns play plays love loves like likes enjoy enjoys go goes study studies "
@@ -82,7 +91,8 @@ _LEAD_TIME = re.compile(
 )
 _LEAD_COMMENT = re.compile(r"^([^,]{1,40}),\s+(?=(?:i|i'm|i've|my|we|we're|our)\b)", re.I)
 _SKIP_START = re.compile(
-    r"^(?:we'll|we will|we can|we could|we should|we would|we'd|let's|i'd|i'll|i would|i will|i could|i should|i might|i may|i must|i can't wait|"
+    r"^(?:we'll|we will|we can|we could|we should|we would|we'd|let's|"
+    r"i'd|i'll|i would|i will|i could|i should|i might|i may|i must|i can't wait|"
     r"i (?:really |do |don't |just |also )?(?:think|guess|bet|hope|wish|agree|disagree|understand|see|mean|believe|"
     r"suppose|imagine|wonder|doubt|feel like|feel that|feel the same|know what|know how you|know that|remember when|"
     r"hear you|get it|get that|appreciate|recommend|suggest|love that|like that|love it|like it|love this|"

@@ -35,7 +35,8 @@ MAX_KNOWN_CHARS = 2000  # known facts listed in a request, about 500 tokens
 
 class FactOut(BaseModel):
     type: str = Field(description=" | ".join(FACT_TYPES))
-    content: str = Field(description=f"the fact in the third person without a subject, under {MAX_FACT_CHARS} characters")
+    content: str = Field(
+        description=f"the fact in the third person without a subject, under {MAX_FACT_CHARS} characters")
     confidence: float | None = Field(None, description="0.6 implied, 0.8 stated, 1.0 said outright")
     importance: float | None = Field(None, description="0.3 trivial, 0.5 normal, 0.8 significant, 1.0 major life fact")
     temporal: str = Field("present", description=" | ".join(TEMPORAL_VALUES))
