@@ -226,6 +226,8 @@ def _context_facts():
         _fact("lena", "moved to Lisbon", 4, fact_type="location", importance=1.0),
         _fact("lena", "loves hiking", 5, fact_type="hobby", importance=0.5),
         _fact("lena", "speaks Portuguese", 6, importance=0.8),
+        _fact("lena", "lived in Boston for six years", 4, fact_type="location", temporal="past", importance=1.0,
+              message="m-4-0", index=1),
         _fact("kenji", "lives in Zurich", 6, fact_type="location", importance=1.0),
     ]))
 
@@ -236,6 +238,7 @@ def test_the_context_block_lists_active_facts_most_important_then_most_recent_fi
         "User: Lena Ortiz",
         "Known facts:",
         "- moved to Lisbon",
+        "- lived in Boston for six years",  # as important and as recent, but past
         "- speaks Portuguese",
         "- runs support for Qubitline at QDL",
         "- loves hiking",
@@ -250,11 +253,11 @@ def test_the_context_block_stays_within_its_size_limit():
         block = context_block(facts, "lena", "Lena Ortiz", max_chars=limit)
         assert len(block) <= limit
         assert full.startswith(block.split("\n(")[0])  # whole facts, in order
-    # 29 + 18 + 20 = 67 characters; the next fact would make 102, the note makes 92
-    assert context_block(facts, "lena", "Lena Ortiz", max_chars=100).splitlines()[2:] == [
-        "- moved to Lisbon", "- speaks Portuguese", "(3 more facts not shown)"]
-    assert context_block(facts, "lena", "Lena Ortiz", max_chars=91).splitlines()[2:] == [
-        "- moved to Lisbon", "- speaks Portuguese"]  # no room for the note
+    # 29 + 18 = 47 characters; the next fact (32) would make 79, the note (25) makes 72
+    assert context_block(facts, "lena", "Lena Ortiz", max_chars=75).splitlines()[2:] == [
+        "- moved to Lisbon", "(5 more facts not shown)"]
+    assert context_block(facts, "lena", "Lena Ortiz", max_chars=71).splitlines()[2:] == [
+        "- moved to Lisbon"]  # no room for the note
     assert context_block(facts, "nobody") == "User: nobody\nKnown facts:"
     with pytest.raises(ValueError, match="shorter than the block's header"):
         context_block(facts, "lena", "Lena Ortiz", max_chars=10)

@@ -5,7 +5,8 @@
     - moved to Lisbon
     - runs support for Qubitline at the Quantum Dynamics Lab
 
-Only active facts; most important first, then most recent, then most confident. Facts are added whole, in that
+Only active facts; most important first, then most recent, then what is still true before what is past (a
+message saying "moved to Lisbon, before that lived in Boston"), then most confident. Facts are added whole, in that
 order, until the next one would take the block past `max_chars`; a last line then says how many were left out (if
 that line fits too).
 """
@@ -24,8 +25,9 @@ def context_block(user_facts: pl.DataFrame, user_id: str, display_name: str | No
         raise ValueError(f"max_chars {max_chars} is shorter than the block's header ({len(header)} characters)")
     facts = (
         user_facts.filter((pl.col("user_id") == user_id) & pl.col("is_active"))
-        .sort(["importance", "valid_from", "confidence", "fact_id"], descending=[True, True, True, False],
-              nulls_last=True)
+        .with_columns((pl.col("temporal") == "past").alias("_past"))
+        .sort(["importance", "valid_from", "_past", "confidence", "fact_id"],
+              descending=[True, True, False, True, False], nulls_last=True)
         .get_column("content").to_list()
     )
     lines = [header]

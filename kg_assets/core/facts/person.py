@@ -23,7 +23,7 @@ _OBJECT_FORMS = {"my": "their", "mine": "theirs", "me": "them", "myself": "thems
 _ADVERBS = frozenset(
     "never really also just usually always still only often sometimes recently actually currently mostly rarely "
     "definitely absolutely totally already even kind sort of both all finally truly seriously honestly basically "
-    "literally personally generally normally mainly primarily rather probably perhaps maybe hardly barely "
+    "literally personally generally normally mainly primarily probably perhaps maybe hardly barely "
     "occasionally regularly".split()
 )
 _MODALS = frozenset("can cannot could will would shall should may might must".split())

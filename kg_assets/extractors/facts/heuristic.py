@@ -131,8 +131,7 @@ _PAST = re.compile(
 )
 _ADVERBS = frozenset("just also really recently finally never once actually only still already".split())
 _EXPLICIT = re.compile(
-    r"^(?:i am|i'm|im|i have|i've|i work|i live|i own|my (?:name|job|wife|husband|son|daughter|kids|children|"
-    r"\w+) (?:is|are))\b",
+    r"^(?:i am|i'm|im|i have|i've|i work|i live|i own|my \w+ (?:is|are))\b",
     re.I,
 )
 
