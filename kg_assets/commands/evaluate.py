@@ -7,11 +7,12 @@ import sys
 import time
 from pathlib import Path
 
+from kg_assets.commands import facts
 from kg_assets.commands.common import load_settings
 
 
 def register(subparsers) -> None:
-    evaluate = subparsers.add_parser("eval", help="evaluate extraction or linking on annotated data")
+    evaluate = subparsers.add_parser("eval", help="evaluate extraction, linking or user facts on annotated data")
     what = evaluate.add_subparsers(dest="what", required=True)
     extraction = what.add_parser("extraction", help="entity and relation P/R/F1 on DOCS.jsonl")
     extraction.add_argument("docs", help="documents with gold entities and relations (shared/eval format)")
@@ -24,6 +25,7 @@ def register(subparsers) -> None:
     linking.add_argument("--per-document", action="store_true",
                          help="link each document on its own (for gold that only clusters within documents)")
     linking.set_defaults(func=linking_command)
+    facts.register_eval(what)
 
 
 def extraction_command(args: argparse.Namespace) -> int:

@@ -6,7 +6,6 @@ Every format is reduced to plain text in which section headings stay as Markdown
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
@@ -15,12 +14,12 @@ from kg_assets.core.files import DocumentError
 from kg_assets.core.files.decoding import decode
 from kg_assets.core.files.html_text import html_to_text
 from kg_assets.core.files.inbox import entry_hash, resolve_key, source_type_of
+from kg_assets.core.chat import ChatLogError, parse_chat
 from kg_assets.core.files.pdf_text import pdf_to_text
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 _DATE_LINE = re.compile(r"^\s*(?:\*\*)?(?:date|published|updated)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(\d{4}-\d{2}-\d{2})", re.I | re.M)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.M)
-CHAT_FIELDS = ("user_id", "message_id", "timestamp", "content")
 
 
 def _markdown(text: str) -> tuple[str | None, list[str]]:
@@ -30,21 +29,11 @@ def _markdown(text: str) -> tuple[str | None, list[str]]:
 
 
 def _chat(text: str) -> tuple[str, datetime | None]:
-    lines, first_ts = [], None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DocumentError(f"chat log line {number} is not JSON: {exc.msg}") from exc
-        missing = [f for f in CHAT_FIELDS if f not in message]
-        if missing:
-            raise DocumentError(f"chat log line {number} lacks {', '.join(missing)}")
-        ts = _parse_ts(str(message["timestamp"]))
-        first_ts = first_ts or ts
-        lines.append(f"[{message['timestamp']}] {message['user_id']}: {message['content']}")
-    return "\n".join(lines), first_ts
+    try:
+        chat = parse_chat(text)
+    except ChatLogError as exc:
+        raise DocumentError(str(exc)) from exc
+    return chat.text, chat.first_timestamp
 
 
 def _parse_ts(value: str | None) -> datetime | None:

@@ -223,6 +223,69 @@ GRAPH_EDGES = {
     "valid_until": TS,
 }
 
+# One row per chat message (kg_assets/core/chat.py); versioned like documents: an edited chat file closes them.
+MESSAGES = {
+    "document_id": pl.String,  # the conversation: the chat file's partition key
+    "message_id": pl.String,
+    "user_id": pl.String,
+    "display_name": pl.String,
+    "sent_at": TS,  # this message's own timestamp
+    "content": pl.String,
+    "reply_to": pl.String,  # message_id it answers, when the log says so
+    "line_number": pl.Int32,  # line in the .jsonl file
+    "char_start": pl.Int64,  # the message's lines in the document text: text[char_start:char_end]
+    "char_end": pl.Int64,
+    "valid_from": TS,
+    "valid_until": TS,
+}
+
+# The seed's UserFact plus time and provenance (kg_assets/core/facts). valid_from/valid_until are domain time
+# (the message's time); one active row per (user_id, fact_key). Duplicates stay as rows pointing at what they
+# duplicate, so every dedup decision can be audited and undone.
+USER_FACTS = {
+    "fact_id": pl.String,
+    "user_id": pl.String,
+    "fact_type": pl.String,  # hobby | work | family | preference | location | event | relationship | general
+    "fact_key": pl.String,  # what the fact is about, e.g. location/residence, work/employer, hobby/hik
+    "content": pl.String,  # third person, under 100 characters
+    "confidence": pl.Float64,  # 0.6 implied | 0.8 stated | 1.0 explicit
+    "importance": pl.Float64,  # 0.3 | 0.5 | 0.8 | 1.0
+    "temporal": pl.String,  # past | present | future | timeless
+    "source": pl.String,  # auto_extraction | manual | admin
+    "taught_by": pl.String,  # the admin, for source admin
+    "is_active": pl.Boolean,  # neither a duplicate nor superseded
+    "learned_at": TS,  # when kg_assets learned it (extraction or command time)
+    "valid_from": TS,
+    "valid_until": TS,  # set when a newer fact of the same key (or a manual restatement) replaced it
+    "document_id": pl.String,  # conversation of the message; NULL for manual and admin facts
+    "extracted_from_message_id": pl.String,
+    "fact_index": pl.Int32,  # position in the extractor's answer for that message
+    "extraction_context": pl.String,  # first 200 characters of the message
+    "duplicate_of": pl.String,  # fact_id this fact duplicates (set aside, not active)
+    "dedup_rule": pl.String,  # exact | substring | word_overlap: the seed rule that matched
+    "dedup_score": pl.Float64,  # 1.0 for exact and substring, the overlap share for word_overlap
+    "dedup_match": pl.String,  # fact_id the rule matched, also when a guard kept both
+    "dedup_guard": pl.String,  # content_word | polarity | manual: why a matched fact was kept anyway
+    "supersedes": pl.String,  # fact_id this fact closed
+    "superseded_by": pl.String,  # fact_id that closed this fact
+    "extractor": pl.String,
+    "extractor_version": pl.String,
+}
+
+# One row per chat message offered to fact extraction: what happened to it and why.
+FACT_EXTRACTIONS = {
+    "document_id": pl.String,
+    "message_id": pl.String,
+    "user_id": pl.String,
+    "outcome": pl.String,  # disabled | not_sampled | not_extractable | ok | error
+    "reason": pl.String,  # the extractability rule that failed, or the error
+    "fact_count": pl.Int32,  # facts kept after validation (before dedup)
+    "notes": STRS,  # snapped levels, dropped or rewritten facts
+    "extractor": pl.String,
+    "extractor_version": pl.String,
+    "extracted_at": TS,
+}
+
 TABLES: dict[str, dict[str, pl.DataType]] = {
     "documents": DOCUMENTS,
     "chunks": CHUNKS,
