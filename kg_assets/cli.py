@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from kg_assets.commands import search as search_commands
+
 
 def _configure_env(args: argparse.Namespace) -> None:
     # Definitions read these when they load, so they must be set first.
@@ -359,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     link.add_argument("--note", help="why (kept with the override)")
     link.add_argument("--db", help="DuckDB file (env KG_DUCKDB_PATH)")
     link.set_defaults(func=cmd_link)
+
+    search_commands.register(sub)
 
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is cmd_link and args.action != "list" and not (args.from_id and args.to_id):

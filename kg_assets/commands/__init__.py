@@ -1,0 +1,1 @@
+"""Subcommands of the `kg` command line, each module exposing `register(subparsers)`."""

@@ -1,0 +1,175 @@
+"""`kg export FORMAT OUT`: the graph with ids, types, attributes and provenance, in four formats.
+
+| format | OUT | read back with |
+|---|---|---|
+| graphml | one .graphml file | `networkx.read_graphml`, Gephi, yEd, Cytoscape |
+| json | one node-link .json file | `networkx.node_link_graph(json.load(f), edges="edges")` |
+| neo4j | a folder: nodes.csv, relationships.csv | `neo4j-admin database import full --nodes=nodes.csv --relationships=relationships.csv --multiline-fields=true` |
+| parquet | a folder: nodes.parquet, edges.parquet, attributes.parquet | Polars, DuckDB, pandas, Spark |
+
+Nodes carry their current attribute values (`attr_<key>` columns in GraphML and CSV, an `attributes`
+object in JSON, attributes.parquet with validity and sources in Parquet) and their provenance
+(`source_chunk_ids`); edges carry weight, keywords, description, `source_chunk_ids` and
+`document_ids`. GraphML has no list type, so lists are JSON strings there; the Neo4j CSV lists use
+`;` (its default array delimiter; a `;` inside a value becomes `,`).
+
+`as_of`: the graph as the current documents dated at or before that time describe it. Consolidation's
+own rules (`core.consolidate`) rebuild nodes and edges from those documents' mentions and relations,
+with today's linking decisions, and attributes are the values valid at that time.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import networkx as nx
+import polars as pl
+
+from kg_assets.core.consolidate import build_edges, build_entities, build_nodes
+from kg_assets.core.linking import apply_redirects
+from kg_assets.query.models import ExportResult
+from kg_assets.storage.graph_reads import GraphReads
+
+FORMATS = ("graphml", "json", "neo4j", "parquet")
+NEO4J_ARRAY_DELIMITER = ";"
+_NODE_COLUMNS = ("node_id", "name", "entity_type", "description", "aliases", "mention_count", "document_count",
+                 "degree", "first_seen", "last_seen", "source_chunk_ids")
+
+
+def graph_frames(reads: GraphReads, as_of: datetime | None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(nodes, edges, attributes): the current graph, or the graph as of a time; nodes gain `attributes`
+    (list of {key, value})."""
+    if as_of is None:
+        nodes, edges = reads.current_graph()
+    else:
+        inputs = reads.consolidation_inputs(as_of)
+        mentions = apply_redirects(inputs["mentions"], inputs["redirects"], ["entity_id"])
+        relations = apply_redirects(inputs["relations"], inputs["redirects"], ["source_id", "target_id"])
+        entities = build_entities(mentions, inputs["documents"])
+        edges = build_edges(relations, entities["entity_id"]).drop("valid_from", "valid_until")
+        nodes = (build_nodes(entities, edges).rename({"label": "name"})
+                 .join(entities.select(pl.col("entity_id").alias("node_id"), "document_count"), on="node_id")
+                 .select(_NODE_COLUMNS).sort("node_id"))
+    attributes = reads.attributes(as_of).join(nodes.select(pl.col("node_id").alias("entity_id")), on="entity_id",
+                                              how="semi")
+    per_node = attributes.group_by("entity_id").agg(
+        pl.struct(pl.col("attr_key").alias("key"), "value").sort_by("attr_key").alias("attributes"))
+    nodes = nodes.join(per_node, left_on="node_id", right_on="entity_id", how="left").with_columns(
+        pl.col("attributes").fill_null([]))
+    return nodes, edges, attributes
+
+
+def _iso(value):
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _flat_attributes(nodes: pl.DataFrame) -> list[str]:
+    keys = nodes.select(pl.col("attributes").explode().struct.field("key")).drop_nulls().unique().to_series()
+    return sorted(keys.to_list())
+
+
+def write_graphml(nodes: pl.DataFrame, edges: pl.DataFrame, out: Path, meta: dict) -> list[Path]:
+    graph = nx.MultiDiGraph(**{k: v for k, v in meta.items() if v is not None})
+    for node in nodes.iter_rows(named=True):
+        values = {k: _iso(node[k]) for k in _NODE_COLUMNS[1:] if node[k] is not None}
+        values.update(label=node["name"], aliases=json.dumps(node["aliases"] or []),
+                      source_chunk_ids=json.dumps(node["source_chunk_ids"] or []),
+                      **{f"attr_{a['key']}": a["value"] for a in node["attributes"]})
+        graph.add_node(node["node_id"], **values)
+    for edge in edges.iter_rows(named=True):
+        graph.add_edge(edge["source_id"], edge["target_id"], key=edge["edge_id"], label=edge["relation_type"],
+                       **{k: (json.dumps(v) if isinstance(v, list) else v) for k, v in edge.items()
+                          if k not in ("source_id", "target_id") and v is not None})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nx.write_graphml(graph, out)
+    return [out]
+
+
+def write_node_link_json(nodes: pl.DataFrame, edges: pl.DataFrame, out: Path, meta: dict) -> list[Path]:
+    document = {
+        "directed": True,
+        "multigraph": True,
+        "graph": meta,
+        "nodes": [{"id": n.pop("node_id"), **n, "attributes": {a["key"]: a["value"] for a in n["attributes"]}}
+                  for n in nodes.iter_rows(named=True)],
+        "edges": [{"source": e["source_id"], "target": e["target_id"], "key": e["edge_id"], **e}
+                  for e in edges.iter_rows(named=True)],
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
+        json.dump(document, f, ensure_ascii=False, default=_iso)
+    return [out]
+
+
+def _neo4j_list(column: str) -> pl.Expr:
+    return (pl.col(column).list.eval(pl.element().str.replace_all(NEO4J_ARRAY_DELIMITER, ",", literal=True))
+            .list.join(NEO4J_ARRAY_DELIMITER))
+
+
+def _neo4j_time(column: str) -> pl.Expr:
+    return pl.col(column).dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
+
+
+def write_neo4j_csv(nodes: pl.DataFrame, edges: pl.DataFrame, out: Path) -> list[Path]:
+    """The `neo4j-admin database import` layout: typed headers, :ID/:LABEL, :START_ID/:END_ID/:TYPE."""
+    keys = _flat_attributes(nodes)
+    node_rows = nodes.select(
+        pl.col("node_id").alias("entity_id:ID(Entity)"),
+        pl.concat_str(pl.lit("Entity"), pl.col("entity_type"), separator=NEO4J_ARRAY_DELIMITER).alias(":LABEL"),
+        "name", pl.col("entity_type").alias("entity_type"), "description",
+        _neo4j_list("aliases").alias("aliases:string[]"),
+        pl.col("mention_count").alias("mention_count:long"),
+        pl.col("document_count").alias("document_count:long"),
+        pl.col("degree").alias("degree:long"),
+        _neo4j_time("first_seen").alias("first_seen:datetime"),
+        _neo4j_time("last_seen").alias("last_seen:datetime"),
+        _neo4j_list("source_chunk_ids").alias("source_chunk_ids:string[]"),
+        *(pl.col("attributes").list.eval(pl.element().filter(pl.element().struct.field("key") == key)
+                                         .struct.field("value")).list.first().alias(f"attr_{key}") for key in keys),
+    )
+    edge_rows = edges.select(
+        pl.col("source_id").alias(":START_ID(Entity)"),
+        pl.col("target_id").alias(":END_ID(Entity)"),
+        pl.col("relation_type").alias(":TYPE"),
+        "edge_id",
+        pl.col("weight").alias("weight:long"),
+        _neo4j_list("keywords").alias("keywords:string[]"),
+        "description",
+        _neo4j_list("source_chunk_ids").alias("source_chunk_ids:string[]"),
+        _neo4j_list("document_ids").alias("document_ids:string[]"),
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "nodes.csv", out / "relationships.csv"]
+    node_rows.write_csv(paths[0])
+    edge_rows.write_csv(paths[1])
+    return paths
+
+
+def write_parquet(nodes: pl.DataFrame, edges: pl.DataFrame, attributes: pl.DataFrame, out: Path,
+                  meta: dict) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "nodes.parquet", out / "edges.parquet", out / "attributes.parquet"]
+    metadata = {k: str(v) for k, v in meta.items() if v is not None}
+    for frame, path in zip((nodes, edges, attributes), paths):
+        frame.write_parquet(path, metadata=metadata)
+    return paths
+
+
+def export_graph(reads: GraphReads, fmt: str, out: Path, as_of: datetime | None) -> ExportResult:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    nodes, edges, attributes = graph_frames(reads, as_of)
+    meta = {"exported_at": datetime.now(UTC).isoformat(), "as_of": as_of.isoformat() if as_of else None,
+            "source": "kg_assets"}
+    if fmt == "graphml":
+        paths = write_graphml(nodes, edges, out, meta)
+    elif fmt == "json":
+        paths = write_node_link_json(nodes, edges, out, meta)
+    elif fmt == "neo4j":
+        paths = write_neo4j_csv(nodes, edges, out)
+    else:
+        paths = write_parquet(nodes, edges, attributes, out, meta)
+    return ExportResult(format=fmt, paths=[str(p) for p in paths], nodes=nodes.height, edges=edges.height,
+                        as_of=as_of)
