@@ -25,14 +25,9 @@ documents as (
     from {{ ref('stg_current_entities') }} e, unnest(e.source_chunk_ids) as u(chunk_id)
     join {{ source('kg', 'chunks') }} c on c.chunk_id = u.chunk_id
     group by e.entity_id
-),
-merged as (
-    select to_id as entity_id, count(*) as merged_ids
-    from {{ source('kg_assets_tables', 'entity_aliases') }}
-    group by to_id
 )
 select e.entity_id, e.name, e.entity_type,
-       e.aliases, len(e.aliases) as alias_count, coalesce(m.merged_ids, 0) as merged_ids,
+       e.aliases, len(e.aliases) as alias_count,
        coalesce(a.current_attributes, map()) as current_attributes, coalesce(a.attribute_count, 0) as attribute_count,
        coalesce(d.out_degree, 0) as out_degree, coalesce(d.in_degree, 0) as in_degree,
        coalesce(d.out_degree, 0) + coalesce(d.in_degree, 0) as degree, coalesce(d.neighbours, 0) as neighbours,
@@ -42,4 +37,3 @@ from {{ ref('stg_current_entities') }} e
 left join attributes a using (entity_id)
 left join degree d using (entity_id)
 left join documents docs using (entity_id)
-left join merged m using (entity_id)
