@@ -16,6 +16,7 @@ the strongest relations among them, and source snippets (the chunks that mention
 newest first, one per document) with their document ids. It holds at most `max_tokens` tokens of the
 project's offline tokenizer (o200k): entities may take 45% of the budget, relations up to 70% with
 them, sources the rest; budget one section leaves unused goes to the next, then to whatever is left.
+Snippets shrink with the budget (to about two per sources' share), down to 60 characters.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from kg_assets.storage.graph_reads import GraphReads
 SECTION_SHARES = (0.45, 0.70, 1.0)  # cumulative budget shares: entities, + relations, + sources
 MAX_ENTITIES = 30
 MAX_RELATIONS = 40
+MIN_SNIPPET_CHARS = 60
+SOURCE_LINE_OVERHEAD = 12  # tokens of a source line besides its snippet: the document id, quotes
 
 
 @lru_cache(maxsize=1)
@@ -144,10 +147,13 @@ def build_context(reads: GraphReads, text: str, *, max_tokens: int, as_of: datet
     edges = reads.edges_among(ids).head(MAX_RELATIONS)
     ranked = rank_entities(found, reads.entity_cards(ids, as_of), edges)
     names = dict(ranked.select("entity_id", "name").iter_rows())
+    # Small budgets get shorter snippets: about two source lines fit the sources' share (~4 characters a token).
+    line_tokens = (1 - SECTION_SHARES[1]) * max_tokens / 2 - SOURCE_LINE_OVERHEAD
+    width = max(MIN_SNIPPET_CHARS, min(snippet_chars, int(4 * line_tokens)))
     sections = [
         [_entity_line(r) for r in ranked.head(MAX_ENTITIES).iter_rows(named=True)],
         [_relation_line(e, names) for e in edges.iter_rows(named=True)],
-        _source_lines(reads, ranked, max_sources, snippet_chars) if ids else [],
+        _source_lines(reads, ranked, max_sources, width) if ids else [],
     ]
     reserve = count_tokens(_header([len(s) for s in sections], as_of)) + 1
     chosen = _fill(sections, max_tokens - reserve)

@@ -48,6 +48,8 @@ def render_subgraph(subgraph: Subgraph, out: str | os.PathLike[str], title: str 
     palette = plt.get_cmap("tab10" if len(types) <= 10 else "tab20")
     colour = {t: palette(i % palette.N) for i, t in enumerate(types)}
 
+    # SVG text stays text (searchable, smaller) instead of glyph outlines.
+    plt.rcParams["svg.fonttype"] = "none"
     figure, axes = plt.subplots(figsize=(12, 9))
     axes.set_axis_off()
     if title:
