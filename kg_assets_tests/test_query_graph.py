@@ -12,7 +12,8 @@ from PIL import Image
 
 from kg_assets.query import EntityNotFound, KnowledgeGraph, WarehouseNotBuilt
 from kg_assets.query.picture import render_core, render_subgraph
-from kg_assets_tests.test_query_search import sql
+from kg_assets.storage.warehouse import Warehouse
+from kg_assets_tests.test_query_search import mutable, sql  # noqa: F401  (fixture)
 
 NEO4J_TYPES = {"int", "long", "float", "double", "boolean", "byte", "short", "char", "string", "point", "date",
                "localtime", "time", "localdatetime", "datetime", "duration"}
@@ -173,6 +174,18 @@ def test_graphml_export_reads_back_with_networkx(built_warehouse, tmp_path, curr
     data = graph.edges[edge["source_id"], edge["target_id"], edge["edge_id"]]
     assert (data["relation_type"], data["weight"]) == (edge["relation_type"], edge["weight"])
     assert json.loads(data["document_ids"]) == edge["document_ids"]
+
+
+def test_graphml_escapes_markup_and_drops_characters_xml_cannot_hold(mutable, tmp_path):
+    hostile = 'A & B <Labs> "Quoted" \x01 \u00e9'
+    nodes = sql(mutable, "SELECT * EXCLUDE (valid_from, valid_until) FROM kg.graph_nodes WHERE valid_until IS NULL")
+    first = nodes["node_id"][0]
+    nodes = nodes.with_columns(pl.when(pl.col("node_id") == first).then(pl.lit(hostile)).otherwise("label").alias("label"),
+                               pl.when(pl.col("node_id") == first).then(pl.lit(["<x>", "&y"])).otherwise("aliases").alias("aliases"))
+    Warehouse(mutable).replace_current({"graph_nodes": (["node_id"], nodes)})
+    KnowledgeGraph(mutable).export("graphml", tmp_path / "g.graphml")
+    node = nx.read_graphml(tmp_path / "g.graphml").nodes[first]
+    assert node["label"] == hostile.replace("\x01", "") and json.loads(node["aliases"]) == ["<x>", "&y"]
 
 
 def test_json_export_reads_back_as_node_link(built_warehouse, tmp_path, current_graph):

@@ -269,10 +269,14 @@ class GraphReads:
         self.con.register("_spans", spans)
         try:
             return _frame(self.con, f"""
-                SELECT DISTINCT s.span_id, l.entity_id, l.surface, e.mention_count FROM _spans s
-                JOIN {self.lookup} l ON (l.norm_key = s.norm_key AND s.norm_key <> '')
-                                     OR (l.link_key = s.link_key AND s.link_key <> '')
-                JOIN {SCHEMA}.entities e ON e.entity_id = l.entity_id AND e.valid_until IS NULL""")
+                WITH matched AS (  -- two equality joins (hash joins), not one join on an OR
+                    SELECT s.span_id, l.entity_id, l.surface FROM _spans s
+                    JOIN {self.lookup} l ON l.norm_key = s.norm_key WHERE s.norm_key <> ''
+                    UNION
+                    SELECT s.span_id, l.entity_id, l.surface FROM _spans s
+                    JOIN {self.lookup} l ON l.link_key = s.link_key WHERE s.link_key <> '')
+                SELECT m.span_id, m.entity_id, m.surface, e.mention_count FROM matched m
+                JOIN {SCHEMA}.entities e ON e.entity_id = m.entity_id AND e.valid_until IS NULL""")
         finally:
             self.con.unregister("_spans")
 
