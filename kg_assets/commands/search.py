@@ -18,25 +18,31 @@ def _day(moment: datetime | None) -> str:
     return moment.date().isoformat() if moment else "now"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _attributes(values: dict[str, str]) -> str:
     return "; ".join(f"{k} = {v}" for k, v in values.items())
 
 
 def format_search(result: SearchResult) -> str:
     when = f" as of {result.as_of.isoformat()}" if result.as_of else ""
-    lines = [f'kg search "{result.query}"{when}: {len(result.hits)} hit{"" if len(result.hits) == 1 else "s"}']
+    lines = [f'kg search "{result.query}"{when}: {_count(len(result.hits), "hit")}']
     for hit in result.hits:
         lines.append(f"  {hit.score:.2f}  {hit.name}  [{hit.entity_type}]  {hit.entity_id}")
         lines.append(f"        {hit.match}: {hit.why}")
         facts = _attributes(hit.attributes)
-        lines.append(f"        {hit.mention_count} mentions in {hit.document_count} documents" + (f"; {facts}" if facts else ""))
+        lines.append(f"        {_count(hit.mention_count, 'mention')} in {_count(hit.document_count, 'document')}"
+                     + (f"; {facts}" if facts else ""))
     return "\n".join(lines)
 
 
 def format_profile(profile: EntityProfile) -> str:
     p = profile
     lines = [f"{p.name}  [{p.entity_type}]  {p.entity_id}",
-             f"  {p.mention_count} mentions in {p.document_count} documents, {p.degree} relations; "
+             f"  {_count(p.mention_count, 'mention')} in {_count(p.document_count, 'document')}, "
+             f"{_count(p.degree, 'relation')}; "
              f"first seen {_day(p.first_seen)}, last seen {_day(p.last_seen)}"]
     if p.also_named:
         lines.append(f"  (the name also names: {'; '.join(p.also_named)})")

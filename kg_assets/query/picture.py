@@ -3,7 +3,8 @@
 networkx lays the nodes out (Fruchterman-Reingold force layout with a fixed seed, so the same graph
 gives the same picture) and matplotlib draws them with its Agg/SVG backends: both are pure wheels from PyPI, need no system
 package (no Graphviz, no browser) and write SVG or PNG by the file's suffix. Nodes are coloured by
-entity type (legend in the corner) and sized by degree; each edge is labelled by its relation type
+entity type (legend in the corner) and sized by degree; edges are drawn thicker the more mentions
+support them, and each is labelled by its relation type
 (several types between two nodes share one label).
 """
 
@@ -40,7 +41,8 @@ def render_subgraph(subgraph: Subgraph, out: str | os.PathLike[str], title: str 
                        centre=node.hop == 0)
     labels: dict[tuple[str, str], list[str]] = {}
     for edge in subgraph.edges:
-        graph.add_edge(edge.source_id, edge.target_id)
+        weight = graph.edges[edge.source_id, edge.target_id]["weight"] if graph.has_edge(edge.source_id, edge.target_id) else 0
+        graph.add_edge(edge.source_id, edge.target_id, weight=weight + edge.weight)
         names = labels.setdefault(tuple(sorted((edge.source_id, edge.target_id))), [])
         if edge.relation_type not in names:
             names.append(edge.relation_type)
@@ -50,15 +52,17 @@ def render_subgraph(subgraph: Subgraph, out: str | os.PathLike[str], title: str 
 
     # SVG text stays text (searchable, smaller) instead of glyph outlines.
     plt.rcParams["svg.fonttype"] = "none"
-    figure, axes = plt.subplots(figsize=(12, 9))
+    figure, axes = plt.subplots(figsize=(14, 10))
     axes.set_axis_off()
     if title:
         axes.set_title(title)
     if graph.number_of_nodes():
-        layout = nx.spring_layout(graph, seed=LAYOUT_SEED, k=1.5 / graph.number_of_nodes() ** 0.5, iterations=200)
+        layout = nx.spring_layout(graph, seed=LAYOUT_SEED, k=3 / graph.number_of_nodes() ** 0.5, iterations=300)
         degrees = [graph.nodes[n]["degree"] for n in graph.nodes]
         top = max(degrees) or 1
-        nx.draw_networkx_edges(graph, layout, ax=axes, edge_color="#9a9a9a", width=0.8, alpha=0.7)
+        strongest = max((w for _, _, w in graph.edges(data="weight")), default=1)
+        nx.draw_networkx_edges(graph, layout, ax=axes, edge_color="#9a9a9a", alpha=0.7,
+                               width=[0.6 + 2.4 * w / strongest for _, _, w in graph.edges(data="weight")])
         nx.draw_networkx_nodes(graph, layout, ax=axes, node_color=[colour[graph.nodes[n]["entity_type"]] for n in graph],
                                node_size=[120 + 900 * (d / top) ** 0.5 for d in degrees],
                                edgecolors=["black" if graph.nodes[n]["centre"] else "white" for n in graph],
