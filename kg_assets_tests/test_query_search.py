@@ -179,6 +179,8 @@ def test_type_filter_limit_and_counts(built_warehouse):
     assert len(kg.search("entity:a", limit=3).hits) == 3
     counts = sql(built_warehouse, "SELECT entity_id, mention_count, document_count FROM kg.entities WHERE valid_until IS NULL")
     counts = {r["entity_id"]: r for r in counts.iter_rows(named=True)}
+    frame = kg.search("entity:a", limit=25).to_frame()
+    assert frame.height == 25 and frame["score"].is_sorted(descending=True)
     for hit in kg.search("entity:a", limit=25).hits:
         assert (hit.mention_count, hit.document_count) == (counts[hit.entity_id]["mention_count"],
                                                            counts[hit.entity_id]["document_count"])

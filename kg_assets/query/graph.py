@@ -142,12 +142,8 @@ class KnowledgeGraph:
         return scored
 
     # ---- one entity --------------------------------------------------------------------------------
-    def resolve(self, entity: str) -> tuple[str, list[SearchHit]]:
-        """The entity an id, name or alias names: (entity_id, other entities named exactly as well)."""
-        with self._open() as reads:
-            return self._resolve(reads, entity)
-
     def _resolve(self, reads: GraphReads, entity: str) -> tuple[str, list[SearchHit]]:
+        """The entity an id, name or alias names: (entity_id, other entities named exactly as well)."""
         entity_id = reads.canonical_id(entity)
         if entity_id is not None:
             return entity_id, []
