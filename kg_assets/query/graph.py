@@ -212,7 +212,7 @@ class KnowledgeGraph:
             hop_of.update({node_id: hop for node_id in frontier})
         return _subgraph(reads, reads.nodes(list(hop_of)), hop_of)
 
-    def core(self, *, top: int = 30) -> Subgraph:
+    def core(self, *, top: int = 25) -> Subgraph:
         """The most connected core: the `top` nodes of highest degree and the edges among them."""
         with self._open() as reads:
             return _subgraph(reads, reads.most_connected_nodes(top), {})
