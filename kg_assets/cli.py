@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kg_assets.commands import estimate, evaluate, link, run, sql
+from kg_assets.commands import estimate, evaluate, link, run, search, sql
 from kg_assets.settings import SettingsError
 
-COMMANDS = (run, sql, estimate, evaluate, link)
+COMMANDS = (run, sql, estimate, evaluate, link, search)
 
 
 def build_parser() -> argparse.ArgumentParser:

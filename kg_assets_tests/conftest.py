@@ -77,6 +77,14 @@ def built_warehouse(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
+def mutable(built_warehouse, tmp_path):
+    """A copy of the built warehouse that a test may write to."""
+    copy = tmp_path / "warehouse.duckdb"
+    shutil.copy(built_warehouse, copy)
+    return copy
+
+
+@pytest.fixture
 def built(project, built_warehouse):
     """`project` with the sample corpus already built into its warehouse and registered in its instance."""
     shutil.copy(built_warehouse, project.warehouse.path)

@@ -1,3 +1,3 @@
-select source_id, target_id, relation_type, weight
+select edge_id, source_id, target_id, relation_type, weight, document_ids
 from {{ source('kg', 'graph_edges') }}
 where valid_until is null

@@ -1,0 +1,64 @@
+"""The dbt marts as Dagster assets: their lineage, their dbt tests as asset checks, and what they answer."""
+
+import dagster as dg
+
+MARTS = ("entity_profile", "relation_type_counts", "attribute_timeline", "document_extraction_health")
+
+
+def mart_keys(project) -> list[dg.AssetKey]:
+    return [k for k in project.defs.resolve_asset_graph().get_all_asset_keys() if k.path[0] == "marts"]
+
+
+def test_marts_hang_under_the_assets_whose_tables_they_read(project):
+    graph = project.defs.resolve_asset_graph()
+    parents = {name: {k.to_user_string() for k in graph.get(dg.AssetKey(["marts", name])).parent_keys} for name in MARTS}
+    assert {"entity_attributes", "chunks", "marts/stg_current_entities", "marts/stg_current_edges"} <= parents["entity_profile"]
+    assert parents["relation_type_counts"] == {"marts/stg_current_edges"}
+    assert {"entity_attributes", "marts/stg_current_entities"} == parents["attribute_timeline"]
+    assert {"documents", "chunks", "entity_mentions"} == parents["document_extraction_health"]
+    checked = {k.asset_key.path[-1] for k in graph.asset_check_keys if k.asset_key.path[0] == "marts"}
+    assert set(MARTS) <= checked
+
+
+def test_marts_build_their_tests_pass_and_they_answer_the_common_questions(built):
+    project = built
+    failed = project.sql("SELECT chunk_id, document_id FROM kg.chunk_extractions ORDER BY chunk_id LIMIT 1").row(0)
+    with project.warehouse.transaction() as con:  # as a timed-out LLM call leaves it
+        con.execute("UPDATE kg.chunk_extractions SET status = 'error', error = 'timeout' WHERE chunk_id = $c", {"c": failed[0]})
+    result = project.execute("consolidation", asset_selection=mart_keys(project))
+    assert result.success
+    checks = [c for c in result.get_asset_check_evaluations() if c.asset_key.path[0] == "marts"]
+    assert {c.asset_key.path[-1] for c in checks} >= set(MARTS) and all(c.passed for c in checks)
+
+    profile = project.sql("SELECT * FROM kg_marts.entity_profile")
+    assert profile.height == project.sql("SELECT count(*) AS n FROM kg.entities WHERE valid_until IS NULL")["n"][0]
+    degree = project.sql("""SELECT p.entity_id FROM kg_marts.entity_profile p JOIN kg.graph_nodes n
+                            ON n.node_id = p.entity_id AND n.valid_until IS NULL WHERE p.degree <> n.degree""")
+    assert degree.height == 0
+    webb = project.sql("""SELECT map_extract(p.current_attributes, 'employer')[1] AS employer, p.aliases, p.document_ids
+                          FROM kg_marts.entity_profile p WHERE p.name = 'Marcus Webb' AND p.entity_type = 'PERSON'""").row(0)
+    assert webb[0] == "Quantum Dynamics Lab" and "Marcus Webb" in webb[1] and len(webb[2]) >= 5
+
+    counts = project.sql("SELECT relation_type, edges FROM kg_marts.relation_type_counts")
+    edges = project.sql("SELECT relation_type, count(*) AS n FROM kg.graph_edges WHERE valid_until IS NULL GROUP BY 1")
+    assert dict(counts.iter_rows()) == dict(edges.iter_rows())
+
+    timeline = project.sql("""SELECT value, version, is_current FROM kg_marts.attribute_timeline
+                              WHERE entity_name = 'Marcus Webb' AND entity_type = 'PERSON' AND attr_key = 'employer'
+                              ORDER BY version""")
+    assert timeline.rows() == [("Northwind Robotics", 1, False), ("Northwind", 2, False), ("Quantum Dynamics Lab", 3, True)]
+
+    health = dict(project.sql("SELECT document_id, health FROM kg_marts.document_extraction_health").iter_rows())
+    assert len(health) == 18 and health[failed[1]] == "failed_chunks"
+    assert {h for d, h in health.items() if d != failed[1]} == {"ok"}
+
+
+def test_a_broken_timeline_fails_its_dbt_test_as_an_asset_check(built):
+    project = built
+    with project.warehouse.transaction() as con:
+        con.execute("""UPDATE kg.entity_attributes SET valid_until = valid_from - INTERVAL 1 DAY
+                       WHERE attribute_id = (SELECT min(attribute_id) FROM kg.entity_attributes WHERE valid_until IS NOT NULL)""")
+    result = project.execute("consolidation", asset_selection=mart_keys(project))
+    verdicts = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
+    assert verdicts["attribute_timeline_versions_are_ordered"] is False
+    assert verdicts["unique_attribute_timeline_attribute_id"] is True
