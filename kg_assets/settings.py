@@ -95,6 +95,9 @@ class LLMSettings(BaseModel):
     max_entities: int = Field(60, gt=0)
     max_relations: int = Field(80, gt=0)
     max_attributes: int = Field(30, gt=0)
+    working_memory_tokens: int = Field(
+        200, ge=0, validation_alias="KG_LLM_WORKING_MEMORY_TOKENS",
+        description="prompt tokens of entities from a document's earlier chunks carried into the next (0: off)")
     prompt_price_per_1m: float = Field(0.0, ge=0, validation_alias="KG_LLM_PROMPT_PRICE")
     completion_price_per_1m: float = Field(0.0, ge=0, validation_alias="KG_LLM_COMPLETION_PRICE")
     cache_path: str = Field("data/llm_cache.sqlite", validation_alias="KG_LLM_CACHE",

@@ -57,18 +57,22 @@ def estimate_command(args: argparse.Namespace) -> int:
     # A gleaning request repeats the text and lists what was found (about 12 entities per chunk assumed).
     found = [("ENTITY NAME", "TYPE")] * 12
     glean_tokens = [count_message_tokens(engine.gleaning_messages(r, found)) for r in rows]
-    cached: set[str] = set()
+    cached = [False] * len(rows)
     if Path(s.cache_path).exists():
         with LLMCache(s.cache_path) as cache:
-            cached = cache.contains(engine.first_pass_hash(r) for r in rows)
-    todo = [i for i, r in enumerate(rows) if engine.first_pass_hash(r) not in cached]
+            cached = engine.cached_first_passes(rows, cache)
+    todo = [i for i in range(len(rows)) if not cached[i]]
+    # Working memory adds at most its budget to every request after a document's first chunk.
+    first_chunk = {i for i, r in enumerate(rows) if i == 0 or rows[i - 1]["document_id"] != r["document_id"]}
+    memory = [0 if i in first_chunk else s.working_memory_tokens for i in range(len(rows))]
     # Low: one call per chunk (gleaning "auto" when first answers are complete); high: every pass taken.
     calls = (len(todo), len(todo) * (1 + s.max_gleanings))
     if s.gleaning == "always":
         calls = (calls[1], calls[1])
     first = sum(first_tokens[i] for i in todo)
     glean = sum(s.max_gleanings * glean_tokens[i] for i in todo)
-    prompt = (first if calls[0] == len(todo) else first + glean, first + glean)
+    remembered = sum(memory[i] * (1 + s.max_gleanings) for i in todo)
+    prompt = (first if calls[0] == len(todo) else first + glean, first + glean + remembered)
     chunk_tokens = chunks["token_count"].to_list()
     completion_first = int(sum(args.completion_ratio * chunk_tokens[i] for i in todo))
     completion = (completion_first if calls[0] == len(todo) else int(completion_first * (1 + 0.3 * s.max_gleanings)),
@@ -82,6 +86,8 @@ def estimate_command(args: argparse.Namespace) -> int:
         ("LLM calls", f"{calls[0]:,} to {calls[1]:,}"),
         ("prompt tokens", f"{prompt[0]:,} to {prompt[1]:,}"),
         ("completion tokens", f"~{completion[0]:,} to {completion[1]:,} (estimated at {args.completion_ratio:.2f} x chunk tokens)"),
+ ("working memory", f"at most {s.working_memory_tokens:,} prompt tokens per request after a document's first chunk"
+                           if s.working_memory_tokens else "off"),
         ("prompt tokens / chunk", f"{prompt[0] / len(todo):,.0f} to {prompt[1] / len(todo):,.0f}" if todo else "0"),
         ("estimated cost", f"${cost[0]:,.4f} to ${cost[1]:,.4f} at ${prompt_price}/1M prompt, ${completion_price}/1M completion tokens"),
     ]:

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from kg_assets.core.extraction import tuple_format
+from kg_assets.core.extraction import tuple_format, working_memory
 from kg_assets.core.extraction.records import Attribute, Entity, ParsedOutput, Relation
 from kg_assets.core.extraction.tuple_format import COMPLETE, CONTINUE
 from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
@@ -228,7 +228,7 @@ def system_prompt(fmt: OutputFormat, entity_types: Sequence[str] = DEFAULT_ENTIT
     return _system_prompt(fmt, tuple(t.strip().upper() for t in entity_types), int(max_attributes))
 
 
-def _context(section_path: str | None, headings: Sequence[str]) -> str:
+def _context(section_path: str | None, headings: Sequence[str], known_entities: Sequence[tuple[str, str]] = ()) -> str:
     lines = []
     items = [_clip(h, MAX_HEADING_CHARS) for h in headings if h and h.strip()]
     if items:
@@ -237,6 +237,8 @@ def _context(section_path: str | None, headings: Sequence[str]) -> str:
         lines.append(f"Document outline: {shown}" + (f" | … (+{more} more)" if more > 0 else ""))
     if section_path and section_path.strip():
         lines.append(f"Section: {_clip(section_path, MAX_SECTION_CHARS)}")
+    if known_entities:
+        lines.append(working_memory.render(known_entities))
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -252,11 +254,13 @@ def build_messages(
     entity_types: Sequence[str] = DEFAULT_ENTITY_TYPES,
     section_path: str | None = None,
     headings: Sequence[str] = (),
+    known_entities: Sequence[tuple[str, str]] = (),
 ) -> list[dict]:
-    """First-pass request: [system, user] chat messages for one chunk."""
+    """First-pass request: [system, user] chat messages for one chunk; ``known_entities`` are (name, type)
+    pairs from the document's working memory (earlier chunks)."""
     return [
         {"role": "system", "content": system_prompt(fmt, entity_types, max_attributes=max_attributes)},
-        {"role": "user", "content": _context(section_path, headings) + _text_block(text)},
+        {"role": "user", "content": _context(section_path, headings, known_entities) + _text_block(text)},
     ]
 
 
@@ -294,6 +298,7 @@ def build_gleaning_messages(
     entity_types: Sequence[str] = DEFAULT_ENTITY_TYPES,
     section_path: str | None = None,
     headings: Sequence[str] = (),
+    known_entities: Sequence[tuple[str, str]] = (),
 ) -> list[dict]:
     """A fresh request for what the earlier passes missed (no history replay).
 
@@ -303,7 +308,7 @@ def build_gleaning_messages(
     ``failed_lines`` are raw lines that did not parse (tuple format only; the first
     ``MAX_FAILED_LINES``, clipped, are sent back to be re-emitted correctly).
     """
-    parts = [_context(section_path, headings) + _text_block(text)]
+    parts = [_context(section_path, headings, known_entities) + _text_block(text)]
     found = _found_outline(found_entities)
     if found:
         parts.append(found)

@@ -40,6 +40,7 @@ from kg_assets.core.extraction.records import ParsedOutput, merge_passes
 from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, build_rows
 from kg_assets.core.extraction.sanitize import row_records, sanitize
 from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
+from kg_assets.core.extraction.working_memory import WorkingMemory
 from kg_assets.extractors.base import settings_digest
 from kg_assets.extractors.llm.cache import LLMCache
 from kg_assets.settings import LLMSettings
@@ -90,6 +91,7 @@ class LLMExtractor:
             entity_types=self.entity_types, temperature=s.temperature, max_completion_tokens=s.max_completion_tokens,
             unknown_types=s.unknown_types, orphan_relations=s.orphan_relations, max_entities=s.max_entities,
             max_relations=s.max_relations, max_attributes=s.max_attributes,
+            working_memory_tokens=s.working_memory_tokens,
         )
         self.version = (f"{self.code_version}/{PROMPT_VERSION}/{s.output_format}/{s.model}/g{s.max_gleanings}"
                         f"{s.gleaning[0]}/{digest}")
@@ -144,34 +146,78 @@ class LLMExtractor:
         finally:
             await self._client.close()
 
-    def first_pass_messages(self, row: dict) -> list[dict]:
-        return build_messages(row["text"], **self._prompt_context(row))
+    def first_pass_messages(self, row: dict, known: Sequence[tuple[str, str]] = ()) -> list[dict]:
+        """The first request for one chunk; ``known`` (name, type) pairs come from the working memory."""
+        return build_messages(row["text"], **self._prompt_context(row, known))
 
-    def gleaning_messages(self, row: dict, found: Sequence[tuple[str, str]], failed: Sequence[str] = ()) -> list[dict]:
+    def gleaning_messages(self, row: dict, found: Sequence[tuple[str, str]], failed: Sequence[str] = (),
+                          known: Sequence[tuple[str, str]] = ()) -> list[dict]:
         """A gleaning request for one chunk: ``found`` (name, type) pairs, ``failed`` unparsed lines."""
-        return build_gleaning_messages(row["text"], found_entities=found, failed_lines=failed, **self._prompt_context(row))
+        return build_gleaning_messages(row["text"], found_entities=found, failed_lines=failed,
+                                       **self._prompt_context(row, known))
 
-    def _prompt_context(self, row: dict) -> dict:
+    def _prompt_context(self, row: dict, known: Sequence[tuple[str, str]]) -> dict:
         s = self.settings
         return {"fmt": s.output_format, "max_attributes": s.max_attributes, "entity_types": self.entity_types,
-                "section_path": row.get("section_path"), "headings": row.get("headings") or ()}
+                "section_path": row.get("section_path"), "headings": row.get("headings") or (),
+                "known_entities": known}
 
-    def first_pass_hash(self, row: dict) -> str:
-        return prompt_hash(self.first_pass_messages(row), self.settings.model, self.settings.params)
+    def cached_first_passes(self, rows: Sequence[dict], cache: LLMCache) -> list[bool]:
+        """Which rows' first requests the cache already answers. With working memory a request depends on
+        the answers to the document's earlier chunks, so those are replayed from the cache in order; past
+        the first answer the cache lacks, the document's later requests are unknown, hence not cached."""
+        s, answered = self.settings, [False] * len(rows)
+        for positions in _by_document(list(range(len(rows))), lambda i: rows[i]):
+            memory = WorkingMemory(s.working_memory_tokens)
+            for i in positions:
+                memory.enter(rows[i].get("section_path"))
+                hit = cache.get(prompt_hash(self.first_pass_messages(rows[i], memory.known()), s.model, s.params))
+                if hit is None:
+                    break
+                answered[i] = True
+                if s.working_memory_tokens:
+                    try:
+                        parsed = self._parse(hit["content"], 0, False)
+                    except ParseFailure:
+                        break
+                    memory.remember((e.name, e.type) for e in _sanitized(parsed, self).entities)
+        return answered
 
     # ---- orchestration ---------------------------------------------------------------------
     async def _extract_all(self, states: list[_ChunkState]) -> list[_ChunkState]:
-        done = 0
+        """Every chunk, fair across documents: requests wait for the semaphore in the order they are made
+        (asyncio's queue is FIFO), so a long document cannot take every slot before a short one starts.
 
-        async def one(state: _ChunkState) -> None:
+        With working memory a document's chunks go one after another (each prompt carries what the earlier
+        ones named), so a document holds at most one slot and its next chunk queues behind the other
+        documents' requests. Without it, the chunks are queued round-robin across documents.
+        """
+        done = 0
+        documents = _by_document(states, lambda state: state.row)
+
+        def finished() -> None:
             nonlocal done
-            await self._chunk(state)
             done += 1
             if self.progress and (done % 100 == 0 or done == len(states)):
                 self.progress(done, len(states))
 
+        async def document_in_order(chunks: list[_ChunkState]) -> None:
+            memory = WorkingMemory(self.settings.working_memory_tokens)
+            for state in chunks:
+                memory.enter(state.row.get("section_path"))
+                await self._chunk(state, memory.known())
+                memory.remember((e.name, e.type) for e in state.merged.entities)
+                finished()
+
+        async def alone(state: _ChunkState) -> None:
+            await self._chunk(state, ())
+            finished()
+
         with self._stage("requests"):
-            await asyncio.gather(*(one(state) for state in states))
+            if self.settings.working_memory_tokens:
+                await asyncio.gather(*(document_in_order(chunks) for chunks in documents))
+            else:
+                await asyncio.gather(*(alone(state) for state in _round_robin(documents)))
         return states
 
     async def _summarize_all(self, requests: dict[str, list[dict]]) -> dict[str, str]:
@@ -185,11 +231,11 @@ class LLMExtractor:
         answers = await asyncio.gather(*(one(k, m) for k, m in requests.items()))
         return {key: text for key, text in answers if text}
 
-    async def _chunk(self, state: _ChunkState) -> None:
+    async def _chunk(self, state: _ChunkState, remembered: Sequence[tuple[str, str]]) -> None:
         s, row = self.settings, state.row
         try:
             with self._stage("build prompt"):
-                messages = self.first_pass_messages(row)
+                messages = self.first_pass_messages(row, remembered)
             parsed = await self._ask(messages, _where(row, 0), self._parse)
             state.passes.append((0, parsed))
             for gleaning in range(1, s.max_gleanings + 1):
@@ -198,7 +244,7 @@ class LLMExtractor:
                 found = [(e.name, e.type) for _, p in state.passes for e in p.entities]
                 failed = [line for _, p in state.passes[-1:] for line in p.bad_lines]
                 with self._stage("build prompt"):
-                    messages = self.gleaning_messages(row, found, failed)
+                    messages = self.gleaning_messages(row, found, failed, remembered)
                 known = _record_keys(state.passes)
                 more = await self._ask(messages, _where(row, gleaning), self._parse)
                 state.passes.append((gleaning, more))
@@ -209,11 +255,7 @@ class LLMExtractor:
             state.error = f"pass {len(state.passes)}: {type(exc).__name__}: {exc}"[:500]
         # Done here, while other chunks still wait on the model, rather than all at the end.
         with self._stage("sanitize"):
-            state.merged, _ = sanitize(
-                merge_passes([parsed for _, parsed in state.passes]), entity_types=self.entity_types,
-                unknown_types=s.unknown_types, orphan_relations=s.orphan_relations, max_entities=s.max_entities,
-                max_relations=s.max_relations, max_attributes=s.max_attributes,
-            )
+            state.merged = _sanitized(merge_passes([parsed for _, parsed in state.passes]), self)
 
     async def _ask(self, messages: list[dict], where: dict, parse, plain_text: bool = False):
         """One cached request: `parse(content, gleaning_pass, truncated)` turns the answer into a result."""
@@ -312,6 +354,30 @@ class LLMExtractor:
             records.append(chunk)
         result = build_rows(records, extractor=self.name, extractor_version=self.version)
         return replace(result, calls=self.calls)
+
+
+def _sanitized(parsed: ParsedOutput, engine: LLMExtractor) -> ParsedOutput:
+    s = engine.settings
+    merged, _ = sanitize(parsed, entity_types=engine.entity_types, unknown_types=s.unknown_types,
+                         orphan_relations=s.orphan_relations, max_entities=s.max_entities,
+                         max_relations=s.max_relations, max_attributes=s.max_attributes)
+    return merged
+
+
+def _by_document(items: Sequence, row_of: Callable[[object], dict]) -> list[list]:
+    """Items grouped by their row's document (first-seen order), each group in chunk order."""
+    groups: dict[str, list] = {}
+    for item in items:
+        groups.setdefault(row_of(item)["document_id"], []).append(item)
+    return [sorted(group, key=lambda item: row_of(item).get("chunk_index") or 0) for group in groups.values()]
+
+
+def _round_robin(groups: Sequence[Sequence]) -> list:
+    """The first item of every group, then the second of every group, and so on."""
+    order = []
+    for rank in range(max((len(g) for g in groups), default=0)):
+        order.extend(group[rank] for group in groups if rank < len(group))
+    return order
 
 
 def _where(row: dict, gleaning_pass: int) -> dict:
