@@ -19,6 +19,12 @@ Usage::
 
     .venv/bin/python benchmarks/llm_extraction.py [--chunks 2000] [--latencies 0 0.2]
         [--concurrency 32] [--format tuple|structured] [--profile]
+        [--chunks-per-document K] [--working-memory-tokens N]
+
+``--chunks-per-document K`` groups the chunks into documents of K chunks (chunk i is chunk i mod K of
+document i div K, all in one section), so the working memory (``--working-memory-tokens``, the engine's
+``working_memory_tokens``; 0 turns it off) carries each document's earlier entities into its later
+prompts, and a document's chunks are sent one after another.
 
 Writes benchmarks/out/llm_extraction.json (and, with --profile, benchmarks/out/llm_extraction_<L>.prof).
 """
@@ -51,8 +57,8 @@ TOKEN_TARGET = 2500  # prompt tokens per 2,000-character chunk, first pass + one
 
 # ---- synthetic chunks and their gazetteer ---------------------------------------------------------
 
-def make_chunks(n: int, chars: int = 2000, seed: int = 0):
-    """(chunks frame, {chunk text: (names, missed, attributes)}) for `n` one-chunk documents.
+def make_chunks(n: int, chars: int = 2000, seed: int = 0, per_document: int = 1):
+    """(chunks frame, {chunk text: (names, missed, attributes)}) for `n` chunks, `per_document` a document.
 
     Text comes from generate_corpus.render (the documents `run.py` benchmarks with); the entities each
     document was written about are recorded while it is rendered, so the gazetteer is exact.
@@ -91,13 +97,15 @@ def make_chunks(n: int, chars: int = 2000, seed: int = 0):
         lines = text.splitlines()
         headings = [line.lstrip("#").strip() for line in lines if line.startswith("#")]
         title = headings[0] if headings else lines[0]
-        document_id = f"batch_{i // 1000:03d}/doc_{i:06d}.{'md' if markdown else 'txt'}"
+        document, index = divmod(i, per_document)
+        document_id = f"batch_{document // 1000:03d}/doc_{document:06d}.{'md' if markdown else 'txt'}"
+        section = title if not markdown or len(headings) < 2 else f"{title} > {headings[-1]}"
         rows.append({
-            "chunk_id": "chunk_" + hashlib.sha256(f"{document_id}:0".encode()).hexdigest()[:24],
+            "chunk_id": "chunk_" + hashlib.sha256(f"{document_id}:{index}".encode()).hexdigest()[:24],
             "document_id": document_id,
-            "chunk_index": 0,
+            "chunk_index": index,
             "text": text,
-            "section_path": title if not markdown or len(headings) < 2 else f"{title} > {headings[-1]}",
+            "section_path": section if per_document == 1 else f"Document {document}",
             "content_hash": hashlib.sha256(text.encode()).hexdigest(),
             "headings": headings,
         })
@@ -246,6 +254,7 @@ def worker(cfg: dict) -> dict:
     settings = eng.LLMSettings(
         base_url=cfg["base_url"], api_key="bench", concurrency=cfg["concurrency"], max_gleanings=1,
         cache_path=cfg["cache_path"], output_format=cfg["format"], gleaning=cfg.get("gleaning", "auto"),
+        working_memory_tokens=cfg["working_memory_tokens"],
     )
     extractor = eng.LLMExtractor(settings, run_id="bench", stage_timer=clock.stage)
     rss_before_mb = _peak_rss_mb("VmRSS")
@@ -379,7 +388,8 @@ def measure(latency: float, args, parquet: Path, lookup: dict, workdir: Path) ->
                  "gleaning": args.gleaning, "load_before": os.getloadavg()[0]}
     with FakeOpenAIServer(responder=responder, latency_s=latency) as server:
         cfg = {"parquet": str(parquet), "n": args.chunks, "base_url": server.base_url, "cache_path": str(cache_path),
-               "concurrency": args.concurrency, "format": args.format, "gleaning": args.gleaning}
+               "concurrency": args.concurrency, "format": args.format, "gleaning": args.gleaning,
+               "working_memory_tokens": args.working_memory_tokens}
         cpu0 = _cpu_self()
         first = run_worker(cfg)
         server_cpu = _cpu_self() - cpu0
@@ -482,8 +492,10 @@ def _num(value) -> str:
 
 
 def report(rows: list[dict], args) -> str:
+    memory = f"{args.working_memory_tokens} tokens" if args.working_memory_tokens else "off"
     out = [f"LLM extraction, {args.format} format, concurrency {args.concurrency}, max_gleanings 1 "
-           f"(gleaning {args.gleaning}); ceilings C / L (the issue's) and C / (k L), k = calls per chunk", ""]
+           f"(gleaning {args.gleaning}), {args.chunks_per_document} chunk(s) per document, working memory {memory}; "
+           f"ceilings C / L (the issue's) and C / (k L), k = calls per chunk", ""]
     out += ["| latency s | chunks | wall s | chunks/s | ceiling C/L | % of it | ceiling C/(kL) | % of it "
             "| calls/chunk | prompt tok/chunk | completion tok/chunk | client latency ms mean / p95 | open mean / in-flight peak "
             "| peak RSS MB | client CPU s | server CPU s | rerun calls | rerun s |",
@@ -547,6 +559,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="auto: a gleaning pass only where the first answer asks for one (default); always: every chunk")
     parser.add_argument("--chars", type=int, default=2000, help="approximate characters per chunk (default 2000)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--chunks-per-document", type=int, default=1, help="chunks per document (default 1)")
+    parser.add_argument("--working-memory-tokens", type=int, default=200,
+                        help="the engine's working-memory budget (default 200, the engine's; 0: off)")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="where the fresh SQLite caches go (default: a temp folder under $TMPDIR); "
                              "e.g. /dev/shm to take fsync out of the picture")
@@ -558,7 +573,7 @@ def main(argv: list[str] | None = None) -> int:
 
     OUT.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    chunks, lookup = make_chunks(args.chunks, args.chars, args.seed)
+    chunks, lookup = make_chunks(args.chunks, args.chars, args.seed, args.chunks_per_document)
     per_chunk = [len(a) + len(b) for a, b, _ in lookup.values()]
     print(f"{chunks.height} chunks, {chunks['text'].str.len_chars().mean():.0f} chars and "
           f"{sum(per_chunk) / len(per_chunk):.1f} gazetteer entities on average "
