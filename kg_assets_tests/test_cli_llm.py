@@ -38,13 +38,14 @@ def test_estimate_predicts_calls_and_tokens_and_knows_what_is_cached(llm_cli, ca
     chunks = project.sql("SELECT count(*) AS n FROM kg.chunks")["n"][0]
     assert before["chunks"] == f"{chunks} (0 already cached)"
     assert before["LLM calls"].startswith(f"{chunks:,} to {2 * chunks:,}")
+    assert before["working memory"].startswith("at most 200 prompt tokens per request")
     actual = project.sql("SELECT sum(prompt_tokens) AS p FROM kg.llm_calls")["p"][0]
     low, high = (int(v.replace(",", "")) for v in before["prompt tokens"].split(" to "))
     assert 0.85 * low <= actual <= high, (low, actual, high)
     completion_low = int(before["completion tokens"].strip("~").split(" ")[0].replace(",", ""))
     cost_low = float(before["estimated cost"].split("$")[1].split(" ")[0].replace(",", ""))
     assert cost_low == pytest.approx(low * 0.15 / 1e6 + completion_low * 0.6 / 1e6, abs=1e-4)
-    after = _estimate(capsys, project)
+    after = _estimate(capsys, project)  # with working memory: cached answers replayed in chunk order
     assert after["chunks"] == f"{chunks} ({chunks} already cached)" and after["LLM calls"].startswith("0 to 0")
 
 
