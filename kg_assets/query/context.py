@@ -22,11 +22,11 @@ Snippets shrink with the budget (to about two per sources' share), down to 60 ch
 from __future__ import annotations
 
 from datetime import datetime
-from functools import lru_cache
 
 import polars as pl
 
 from kg_assets.core.chunking import ChunkingConfig
+from kg_assets.core.tokens import encoding
 from kg_assets.core.linking.name_keys import MAX_TOKENS
 from kg_assets.core.normalize import normalize_name_expr
 from kg_assets.query import matching
@@ -41,15 +41,8 @@ MIN_SNIPPET_CHARS = 60
 SOURCE_LINE_OVERHEAD = 12  # tokens of a source line besides its snippet: the document id, quotes
 
 
-@lru_cache(maxsize=1)
-def _encoding():
-    import bpe_openai
-
-    return bpe_openai.get_encoding(ChunkingConfig().encoding)
-
-
 def count_tokens(text: str) -> int:
-    return len(_encoding().encode_ordinary(text))
+    return len(encoding(ChunkingConfig().encoding).encode_ordinary(text))
 
 
 def find_entities(reads: GraphReads, text: str) -> pl.DataFrame:
