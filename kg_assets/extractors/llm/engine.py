@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import instructor
+from instructor.core import InstructorError
 import openai
 import openai.resources.chat  # noqa: F401  the SDK would import it at the first request (~0.5 s, stalling the loop)
 import polars as pl
@@ -242,7 +243,8 @@ class LLMExtractor:
                 self._cache.put(key, s.model, content, prompt_tokens, completion_tokens, _now())
             return result
         except ParseFailure as exc:
-            call.update(status="parse_error", error=str(exc)[:500])
+            call.update(status="parse_error", error=str(exc)[:500],
+                        cost_usd=s.cost(call["prompt_tokens"], call["completion_tokens"]))
             with self._stage("cache"):
                 self._cache.forget(key)  # never serve an unusable answer from the cache
             raise
@@ -271,9 +273,8 @@ class LLMExtractor:
                             model=s.model, messages=messages, response_model=ExtractionTool, max_retries=0,
                             temperature=s.temperature, max_tokens=s.max_completion_tokens,
                         )
-                    except instructor.core.InstructorRetryException as exc:
-                        completion = getattr(exc, "last_completion", None)
-                        raise ParseFailure(f"structured output did not validate: {str(exc)[:300]}") from exc
+                    except InstructorError as exc:
+                        raise _structured_failure(exc, call) from exc
                     message = completion.choices[0].message
                     content = message.tool_calls[0].function.arguments if message.tool_calls else (message.content or "")
                 else:
@@ -312,6 +313,22 @@ class LLMExtractor:
             records.append(chunk)
         result = build_rows(records, extractor=self.name, extractor_version=self.version)
         return replace(result, calls=self.calls)
+
+
+def _structured_failure(exc: InstructorError, call: dict) -> Exception:
+    """What instructor's error stands for: the API error it wraps (as in tuple mode), else a parse failure.
+
+    instructor wraps every failure of a call, HTTP errors included, in its own exception; the tokens of an
+    answer that did not validate were paid for, so they go on the call row."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, openai.APIError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    usage = getattr(getattr(exc, "last_completion", None), "usage", None)
+    if usage is not None:
+        call.update(prompt_tokens=int(usage.prompt_tokens or 0), completion_tokens=int(usage.completion_tokens or 0))
+    return ParseFailure(f"structured output did not validate: {type(exc).__name__}: {str(exc)[:300]}")
 
 
 def _where(row: dict, gleaning_pass: int) -> dict:
