@@ -63,6 +63,7 @@ def run_command(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 
+    from kg_assets.commands.recovery import job_pools, process_tags, wait_for_pools
     from kg_assets.core.files.inbox import scan_inbox
     from kg_assets.definitions import build_definitions
     from kg_assets.defs.ingest import inbox_changes
@@ -94,9 +95,14 @@ def run_command(args: argparse.Namespace) -> int:
     else:
         print("kg run: every document is up to date; consolidating only", flush=True)
     job = build_definitions(settings).resolve_job_def("kg_pipeline" if span else "consolidation")
+    try:
+        wait_for_pools(instance, job_pools(job))
+    except KeyboardInterrupt:
+        print("kg run: interrupted while waiting for a pool; nothing ran", file=sys.stderr)
+        return 130
     result = job.execute_in_process(
         instance=instance,
-        tags=range_tags(*span[0]) if span else {},
+        tags={**(range_tags(*span[0]) if span else {}), **process_tags()},
         raise_on_error=False,
         run_config={"loggers": {"console": {"config": {"log_level": args.log_level}}}},
     )

@@ -265,6 +265,9 @@ class LLMExtractor:
         if self._rpm is not None:
             await self._rpm.acquire()
         async with self._semaphore:
+            # Logged before it is sent, so a run killed while it waits still accounts for the request.
+            with self._stage("cache"):
+                self._cache.log_call({**call, "status": "sent", "created_at": _now()})
             started = time.perf_counter()
             try:
                 if structured:
