@@ -98,6 +98,12 @@ class WarehouseReads:
         return self._read(f"""SELECT document_id, error FROM {SCHEMA}.documents
                               WHERE valid_until IS NULL AND status = 'error' ORDER BY 1""")
 
+    def failed_chunks(self) -> pl.DataFrame:
+        """document_id, chunk_index, chunk_id and error of current chunks whose extraction failed."""
+        return self._read(f"""SELECT e.document_id, c.chunk_index, e.chunk_id, e.error FROM {SCHEMA}.chunk_extractions e
+                              JOIN {SCHEMA}.chunks c USING (chunk_id)
+                              WHERE e.status <> 'ok' ORDER BY e.document_id, c.chunk_index""")
+
     def extracted_entity_ids(self, entity_ids: Sequence[str]) -> set[str]:
         """The given ids that some mention carries."""
         found = self._read(f"SELECT DISTINCT entity_id FROM {SCHEMA}.entity_mentions WHERE entity_id IN (SELECT unnest($ids))",

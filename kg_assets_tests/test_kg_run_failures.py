@@ -1,4 +1,6 @@
-"""Killed runs do not wedge later ones: real `kg run` processes, SIGKILL of their process group, a real instance."""
+"""`kg run` when things go wrong, as real processes on a real instance: killed runs (SIGKILL of the process
+group) do not wedge later ones, a run waits for a pool visibly, failed chunks are reported with their own exit
+code."""
 
 import os
 import shutil
@@ -52,8 +54,8 @@ def _start(home: Path, **env: str) -> subprocess.Popen:
                             text=True, start_new_session=True)
 
 
-def _kg_run(home: Path, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(_args(home), env=_env(home, **env), capture_output=True, text=True, timeout=600)
+def _kg_run(home: Path, *options: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*_args(home), *options], env=_env(home, **env), capture_output=True, text=True, timeout=600)
 
 
 def _wait_for(predicate, timeout: float = 180.0, what: str = "") -> None:
@@ -154,3 +156,22 @@ def test_a_run_waiting_for_a_pool_says_so_sleeps_stops_on_ctrl_c_and_goes_on_onc
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_failed_chunks_are_listed_and_exit_3_unless_allowed(home):
+    # Enough good documents that one failed chunk stays under the extraction_health threshold (20%).
+    for i, city in enumerate(["Boston", "Pittsburgh", "Boston", "Pittsburgh", "Boston"]):
+        (home.parent / "inbox" / f"note{i}.md").write_text(f"# Note {i}\n\nSarah Chen met Marcus Webb in {city}.\n")
+    normal = extraction_responder()
+    with FakeOpenAIServer(lambda r: Reply.server_error() if "Northwind" in r["messages"][-1]["content"] else normal(r)) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "KG_LLM_MAX_RETRIES": "0"}
+        first = _kg_run(home, **env)
+        assert first.returncode == 3, first.stdout[-3000:] + first.stderr[-3000:]
+        assert "kg run succeeded" in first.stdout
+        assert "failed chunks             1  (in 1 documents)" in first.stdout
+        assert "hiring.md chunk 0: pass 0: InternalServerError" in first.stdout
+        allowed = _kg_run(home, "--allow-failed-chunks", **env)
+        assert allowed.returncode == 0 and "failed chunks             1" in allowed.stdout, allowed.stdout[-3000:]
+        server.set_responder(normal)
+        fixed = _kg_run(home, **env)
+        assert fixed.returncode == 0 and "failed chunks             0" in fixed.stdout, fixed.stdout[-3000:]
