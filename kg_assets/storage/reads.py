@@ -45,8 +45,10 @@ class WarehouseReads:
 
     # ---- user SQL ------------------------------------------------------------------------------
     def run_user_query(self, sql: str, params: object = None) -> pl.DataFrame:
-        """The one pass-through: SQL a user wrote (`kg sql`), run on a read-only connection."""
-        return self._read(sql, params)
+        """The one pass-through: SQL a user wrote (`kg sql`), on a read-only connection that can reach no
+        other file, no network and no extension (Warehouse.connect(sandboxed=True))."""
+        with self.connect(read_only=True, sandboxed=True) as con:
+            return fetch_frame(con, sql, params)
 
     # ---- what the pipeline reads ---------------------------------------------------------------
     def read_partitions(self, table: str, document_ids: Sequence[str], current_only: bool = True) -> pl.DataFrame:
