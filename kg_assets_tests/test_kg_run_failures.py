@@ -175,3 +175,22 @@ def test_failed_chunks_are_listed_and_exit_3_unless_allowed(home):
         server.set_responder(normal)
         fixed = _kg_run(home, **env)
         assert fixed.returncode == 0 and "failed chunks             0" in fixed.stdout, fixed.stdout[-3000:]
+
+
+def test_credentials_in_the_base_url_and_the_api_key_are_never_printed_or_stored(home):
+    password, key = "pw-4f1c9e-never-stored", "sk-test-7d2a0b-never-stored"
+    with FakeOpenAIServer(extraction_responder()) as server:
+        url = server.base_url.replace("http://", f"http://kg-user:{password}@")
+        done = _kg_run(home, "--log-level", "DEBUG", OPENAI_BASE_URL=url, OPENAI_API_KEY=key)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert server.calls > 0 and {r.headers.get("Authorization") for r in server.records} != {None}
+    assert "LLM gpt-4o-mini at http://***@127.0.0.1:" in done.stderr, "the endpoint is shown, redacted"
+    # stdout and stderr, the instance (run and event storage, job snapshots, compute logs), warehouse and cache
+    for secret in (password, key):
+        assert secret not in done.stdout and secret not in done.stderr
+        stored = [p for p in home.parent.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+        assert stored == [], secret
+    with _instance(home) as instance:
+        (run,) = instance.get_runs()
+        events = instance.all_logs(run.run_id)
+        assert any("***@" in str(e.dagster_event) for e in events if e.dagster_event)
