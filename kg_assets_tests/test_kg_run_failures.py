@@ -5,6 +5,7 @@ code."""
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ import dagster as dg
 import duckdb
 import pytest
 
-from kg_assets.commands.recovery import HOST_TAG, PID_TAG, PROCESS_STARTED_TAG, _process_started
+from kg_assets.commands.recovery import HOST_TAG, PID_TAG, PROCESS_STARTED_TAG, process_started
 from kg_assets.testing.openai_server import FakeOpenAIServer, Reply
 from kg_assets.testing.scripted_llm import extraction_responder
 
@@ -113,7 +114,7 @@ def test_a_run_killed_during_llm_extraction_is_failed_and_the_next_run_completes
 def _live_blocker(instance, pool: str, process: subprocess.Popen) -> str:
     """A run of another live `kg run`-like process that holds the pool's only slot."""
     run_id = str(uuid.uuid4())
-    tags = {HOST_TAG: os.uname().nodename, PID_TAG: str(process.pid), PROCESS_STARTED_TAG: _process_started(process.pid)}
+    tags = {HOST_TAG: socket.gethostname(), PID_TAG: str(process.pid), PROCESS_STARTED_TAG: process_started(process.pid)}
     instance.add_run(dg.DagsterRun(job_name="kg_pipeline", run_id=run_id, status=dg.DagsterRunStatus.STARTED, tags=tags))
     storage = instance.event_log_storage
     storage.initialize_concurrency_limit_to_default(pool)

@@ -44,13 +44,13 @@ def process_tags() -> dict[str, str]:
     """Tags that let a later `kg run` tell whether this process still runs its run."""
     pid = os.getpid()
     tags = {HOST_TAG: socket.gethostname(), PID_TAG: str(pid)}
-    started = _process_started(pid)
+    started = process_started(pid)
     if started is not None:
         tags[PROCESS_STARTED_TAG] = started
     return tags
 
 
-def _process_started(pid: int) -> str | None:
+def process_started(pid: int) -> str | None:
     """Start time of a live process (field 22 of /proc/PID/stat), None if there is none or no /proc."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -63,7 +63,7 @@ def _process_started(pid: int) -> str | None:
 def _process_gone(tags: dict[str, str]) -> bool:
     pid = int(tags[PID_TAG])
     if Path("/proc/self/stat").exists():
-        started = _process_started(pid)
+        started = process_started(pid)
         return started is None or started != tags.get(PROCESS_STARTED_TAG, started)
     try:
         os.kill(pid, 0)
