@@ -9,7 +9,7 @@ import shutil
 import dagster as dg
 import pytest
 
-from kg_assets.testing.openai_server import Reply
+from kg_assets.testing.openai_server import FAULTS
 from kg_assets.testing.scripted_llm import chunk_text, extraction_responder
 
 DOCUMENTS = {
@@ -18,18 +18,21 @@ DOCUMENTS = {
 }
 EXTRACTION = [dg.AssetKey(k) for k in ("documents", "chunks", "entity_mentions", "local_relations")]
 
-# fault -> (reply served to the faulty document's chunks, what the chunk's error names, in each format)
-FAULTS = {
-    "429 with Retry-After": (lambda: Reply.rate_limited(retry_after=0.05), {"tuple": "RateLimitError", "structured": "RateLimitError"}),
-    "500": (lambda: Reply.server_error(), {"tuple": "InternalServerError", "structured": "InternalServerError"}),
-    "timeout": (lambda: Reply.timeout(3), {"tuple": "APITimeoutError", "structured": "APITimeoutError"}),
-    "dropped connection": (lambda: Reply.dropped(), {"tuple": "APIConnectionError", "structured": "APIConnectionError"}),
-    "truncated": (lambda: Reply.truncated(), {"tuple": "truncated", "structured": "ParseFailure"}),
-    "malformed": (lambda: Reply.malformed(), {"tuple": "ParseFailure", "structured": "ParseFailure"}),
-    "empty": (lambda: Reply(content=""), {"tuple": "ParseFailure", "structured": "ParseFailure"}),
-    "wrong schema": (lambda: Reply(content={"entities": "Marcus Webb", "people": [{"who": 1}]}),
-                     {"tuple": "ParseFailure", "structured": "ParseFailure"}),
+# fault -> what the failed chunk's error names, in each format; the faults themselves are the test server's
+EXPECTED_ERRORS = {
+    "429 with Retry-After": {"tuple": "RateLimitError", "structured": "RateLimitError"},
+    "500": {"tuple": "InternalServerError", "structured": "InternalServerError"},
+    "timeout": {"tuple": "APITimeoutError", "structured": "APITimeoutError"},
+    "dropped connection": {"tuple": "APIConnectionError", "structured": "APIConnectionError"},
+    "truncated": {"tuple": "truncated", "structured": "ParseFailure"},
+    "malformed": {"tuple": "ParseFailure", "structured": "ParseFailure"},
+    "empty": {"tuple": "ParseFailure", "structured": "ParseFailure"},
+    "wrong schema": {"tuple": "ParseFailure", "structured": "ParseFailure"},
 }
+
+
+def test_the_matrix_covers_every_fault_the_server_can_inject():
+    assert set(EXPECTED_ERRORS) == set(FAULTS)
 
 
 @pytest.fixture
@@ -46,11 +49,11 @@ def _run(project):
     return project.execute(keys=keys, asset_selection=EXTRACTION)
 
 
-@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("fault", list(EXPECTED_ERRORS))
 @pytest.mark.parametrize("fmt", ["tuple", "structured"])
 def test_a_fault_fails_only_its_chunks_and_the_rerun_redoes_only_them(small_llm_project, fmt, fault):
     project = small_llm_project.configure(output_format=fmt, timeout_s=0.5, max_retries=1)
-    make_fault, expected = FAULTS[fault]
+    make_fault, expected = FAULTS[fault], EXPECTED_ERRORS[fault]
     normal = extraction_responder()
     project.server.set_responder(lambda r: make_fault() if "Northwind" in chunk_text(r) else normal(r))
 

@@ -111,6 +111,20 @@ class Reply:
         return cls(drop_connection=True, delay_s=delay_s)
 
 
+# Every fault the server can inject, by name: each call gives a fresh Reply. The fault matrix of the test suite
+# (test_llm_faults.py) and the drill (scripts/drill.py) both go through all of them.
+FAULTS: dict[str, Callable[[], Reply]] = {
+    "429 with Retry-After": lambda: Reply.rate_limited(retry_after=0.05),
+    "500": lambda: Reply.server_error(),
+    "timeout": lambda: Reply.timeout(3),
+    "dropped connection": lambda: Reply.dropped(),
+    "truncated": lambda: Reply.truncated(),
+    "malformed": lambda: Reply.malformed(),
+    "empty": lambda: Reply(content=""),
+    "wrong schema": lambda: Reply(content={"entities": "Marcus Webb", "people": [{"who": 1}]}),
+}
+
+
 def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 

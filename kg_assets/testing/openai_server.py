@@ -63,6 +63,7 @@ from aiohttp import web
 
 from kg_assets.testing.openai_replies import (
     DEFAULT_MODEL,
+    FAULTS,
     MALFORMED_CONTENT,
     Reply,
     ReplyLike,
@@ -89,6 +90,7 @@ from kg_assets.testing.openai_requests import (
 
 __all__ = [
     "DEFAULT_MODEL",
+    "FAULTS",
     "MALFORMED_CONTENT",
     "FakeOpenAIServer",
     "Reply",
