@@ -9,6 +9,7 @@ from __future__ import annotations
 
 OK, FAILED, BAD_ARGUMENTS, FAILED_CHUNKS, INTERRUPTED = 0, 1, 2, 3, 130
 SHOWN_CHUNKS = 20
+SHOWN_ERROR_CHARS = 120  # the whole error is in kg.chunk_extractions
 
 
 def add_options(parser) -> None:
@@ -22,7 +23,7 @@ def print_failed_chunks(warehouse) -> int:
     documents = failed["document_id"].unique(maintain_order=True).to_list()
     print(f"  {'failed chunks':<16} {failed.height:>10,}" + (f"  (in {len(documents):,} documents)" if documents else ""))
     for document_id, chunk_index, _, error in failed.head(SHOWN_CHUNKS).iter_rows():
-        print(f"    {document_id} chunk {chunk_index}: {error}")
+        print(f"    {document_id} chunk {chunk_index}: {_shorten(error)}")
     if failed.height > SHOWN_CHUNKS:
         print(f"    … {failed.height - SHOWN_CHUNKS:,} more: kg sql \"SELECT * FROM kg.chunk_extractions WHERE status <> 'ok'\"")
     return failed.height
@@ -35,3 +36,8 @@ def exit_code(run_succeeded: bool, failing_checks: int, failed_chunks: int, allo
     if failed_chunks and not allow_failed_chunks:
         return FAILED_CHUNKS
     return FAILED if failing_checks else OK
+
+
+def _shorten(error: str | None) -> str:
+    error = " ".join((error or "").split())
+    return error if len(error) <= SHOWN_ERROR_CHARS else error[:SHOWN_ERROR_CHARS - 1] + "…"
