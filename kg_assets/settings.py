@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -25,6 +26,25 @@ if TYPE_CHECKING:
     from kg_assets.extractors.base import Extractor
 
 API_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+_SECRET_QUERY_KEYS = ("key", "token", "secret", "password", "sig")
+
+
+def redact_url(url: str) -> str:
+    """The URL as it may be shown or stored: user info (``user:secret@``) and secret-looking query values hidden."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = "&".join(
+        f"{name}=***" if any(k in name.lower() for k in _SECRET_QUERY_KEYS) else f"{name}={value}" if sep else name
+        for name, sep, value in (pair.partition("=") for pair in parts.query.split("&") if pair)
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def has_credentials(url: str | None) -> bool:
+    return bool(url) and redact_url(url) != url
 
 _FIELDS = ConfigDict(validate_by_name=True, validate_by_alias=True, validate_default=True, extra="forbid")
 
@@ -70,7 +90,8 @@ class LLMSettings(BaseModel):
     model_config = _FIELDS
 
     model: str = Field("gpt-4o-mini", validation_alias="KG_LLM_MODEL", description="model name sent to the endpoint")
-    base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL",
+    # Shown and stored only through redact_url; with credentials in it, the Dagster resource refers to the variable.
+    base_url: str | None = Field(None, validation_alias=BASE_URL_ENV,
                                  description="OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp, Azure)")
     # Never shown or stored: the Dagster resource refers to the variable instead of holding the value.
     api_key: str | None = Field(None, validation_alias=API_KEY_ENV, repr=False)
@@ -146,7 +167,7 @@ class ExtractorSettings(LLMSettings):
     def describe(self, extractor: Extractor) -> str:
         if extractor.name == "heuristic":
             return "offline heuristic extractor (no LLM configured: set OPENAI_API_KEY or OPENAI_BASE_URL)"
-        return f"LLM {self.model} at {self.base_url or 'api.openai.com'} ({self.output_format} format)"
+        return f"LLM {self.model} at {redact_url(self.base_url or 'https://api.openai.com/v1')} ({self.output_format} format)"
 
 
 class CheckSettings(BaseModel):

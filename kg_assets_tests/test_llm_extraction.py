@@ -405,5 +405,5 @@ def test_stage_timer_wraps_every_stage_and_the_requests_inside_the_event_loop(tm
     assert entered[0] == "requests" and entered[-1] == "frames" and entered.count("requests") == 1
     per_chunk = {"build prompt": 2, "hash prompt": 2, "parse answer": 2, "sanitize": 2}
     assert {name: entered.count(name) for name in per_chunk} == per_chunk
-    assert entered.count("cache") == 2 * 3  # per request: lookup, store, call log
+    assert entered.count("cache") == 2 * 4  # per request: lookup, call logged as sent, store, call log
     assert in_loop["requests"] and not in_loop["frames"]

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from kg_assets.commands import run_report
 from kg_assets.commands.common import add_db_option, add_inbox_option, load_settings, use_dagster_home
 from kg_assets.settings import Settings
 
@@ -22,6 +23,7 @@ def register(subparsers) -> None:
     run.add_argument("--all", action="store_true", help="re-run every document partition, not only new, changed or stale ones")
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                      help="Dagster event log level printed while running (default INFO)")
+    run_report.add_options(run)
     run.set_defaults(func=run_command)
 
 
@@ -63,6 +65,7 @@ def run_command(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 
+    from kg_assets.commands.recovery import job_pools, process_tags, wait_for_pools
     from kg_assets.core.files.inbox import scan_inbox
     from kg_assets.definitions import build_definitions
     from kg_assets.defs.ingest import inbox_changes
@@ -94,9 +97,14 @@ def run_command(args: argparse.Namespace) -> int:
     else:
         print("kg run: every document is up to date; consolidating only", flush=True)
     job = build_definitions(settings).resolve_job_def("kg_pipeline" if span else "consolidation")
+    try:
+        wait_for_pools(instance, job_pools(job))
+    except KeyboardInterrupt:
+        print("kg run: interrupted while waiting for a pool; nothing ran", file=sys.stderr)
+        return run_report.INTERRUPTED
     result = job.execute_in_process(
         instance=instance,
-        tags=range_tags(*span[0]) if span else {},
+        tags={**(range_tags(*span[0]) if span else {}), **process_tags()},
         raise_on_error=False,
         run_config={"loggers": {"console": {"config": {"log_level": args.log_level}}}},
     )
@@ -108,12 +116,13 @@ def run_command(args: argparse.Namespace) -> int:
         print("  the run wrote no warehouse", file=sys.stderr)
         return 1
     print_summary(warehouse, result)
+    failed_chunks = run_report.print_failed_chunks(warehouse)
     checks = result.get_asset_check_evaluations()
     failing = [c for c in checks if not c.passed]
     print(f"  checks           {len(checks) - len(failing)}/{len(checks)} passed")
     for check in failing:
         print(f"    FAILED {check.asset_key.to_user_string()}:{check.check_name}")
-    return 0 if result.success and not failing else 1
+    return run_report.exit_code(result.success, len(failing), failed_chunks, args.allow_failed_chunks)
 
 
 def print_summary(warehouse, result) -> None:

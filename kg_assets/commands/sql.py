@@ -1,8 +1,12 @@
-"""`kg sql`: a read-only SQL query on the warehouse, printed as a table."""
+"""`kg sql`: a read-only SQL query on the warehouse, printed as a table.
+
+The query runs sandboxed: it reads the warehouse and nothing else (no other file, URL or extension; see
+`kg_assets.storage.warehouse.SANDBOX`)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from kg_assets.commands.common import add_db_option, load_settings
 
@@ -16,12 +20,18 @@ def register(subparsers) -> None:
 
 
 def sql_command(args: argparse.Namespace) -> int:
+    import duckdb
     import polars as pl
 
     from kg_assets.storage.warehouse import Warehouse
 
     settings = load_settings(args)
     warehouse = Warehouse(settings.warehouse.db_path, settings.warehouse.lock_timeout_s)
+    try:
+        result = warehouse.run_user_query(args.query)
+    except duckdb.Error as exc:  # a typo, a write, or a file, URL or extension the sandbox refuses
+        print(f"kg sql: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
     with pl.Config(tbl_rows=args.limit, tbl_cols=-1, fmt_str_lengths=80, tbl_width_chars=200):
-        print(warehouse.run_user_query(args.query))
+        print(result)
     return 0

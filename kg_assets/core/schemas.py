@@ -122,7 +122,7 @@ LLM_CALLS = {
     "prompt_version": pl.String,
     "prompt_hash": pl.String,
     "output_format": pl.String,  # tuple | structured
-    "status": pl.String,  # ok | cache_hit | parse_error | error
+    "status": pl.String,  # ok | cache_hit | parse_error | error | sent (sent; no answer recorded: the run died)
     "error": pl.String,
     "prompt_tokens": pl.Int64,
     "completion_tokens": pl.Int64,

@@ -8,7 +8,16 @@ documents from anywhere but the inbox the code location was started with.
 
 import dagster as dg
 
-from kg_assets.settings import API_KEY_ENV, CheckSettings, ExtractorSettings, IngestSettings, Settings, WarehouseSettings
+from kg_assets.settings import (
+    API_KEY_ENV,
+    BASE_URL_ENV,
+    CheckSettings,
+    ExtractorSettings,
+    IngestSettings,
+    Settings,
+    WarehouseSettings,
+    has_credentials,
+)
 from kg_assets.storage.warehouse import Warehouse
 
 
@@ -32,7 +41,10 @@ class CheckThresholds(dg.ConfigurableResource, CheckSettings):
 
 
 def build_resources(settings: Settings) -> dict[str, object]:
-    extractor = settings.extractor.model_dump(exclude={"api_key"})
+    extractor = settings.extractor.model_dump(exclude={"api_key", "base_url"})
+    base_url = settings.extractor.base_url
+    if has_credentials(base_url):
+        base_url = dg.EnvVar(BASE_URL_ENV)  # like the key: the credentials stay out of every stored snapshot
     return {
         "warehouse": WarehouseResource(**settings.warehouse.model_dump()),
         # An empty config schema: run config that tries to set anything here is rejected at launch.
@@ -40,7 +52,8 @@ def build_resources(settings: Settings) -> dict[str, object]:
             resource_fn=lambda _: settings.ingest, config_schema={},
             description="Inbox and chunking: fixed by the code location's environment, not by run config"),
         # The key is never a config value: the resource names the variable, resolved where the run executes.
-        "extractor": ExtractorResource(**extractor, api_key=dg.EnvVar(API_KEY_ENV) if settings.extractor.api_key else None),
+        "extractor": ExtractorResource(**extractor, base_url=base_url,
+                                       api_key=dg.EnvVar(API_KEY_ENV) if settings.extractor.api_key else None),
         "check_thresholds": CheckThresholds(**settings.checks.model_dump()),
     }
 

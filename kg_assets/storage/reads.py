@@ -45,8 +45,10 @@ class WarehouseReads:
 
     # ---- user SQL ------------------------------------------------------------------------------
     def run_user_query(self, sql: str, params: object = None) -> pl.DataFrame:
-        """The one pass-through: SQL a user wrote (`kg sql`), run on a read-only connection."""
-        return self._read(sql, params)
+        """The one pass-through: SQL a user wrote (`kg sql`), on a read-only connection that can reach no
+        other file, no network and no extension (Warehouse.connect(sandboxed=True))."""
+        with self.connect(read_only=True, sandboxed=True) as con:
+            return fetch_frame(con, sql, params)
 
     # ---- what the pipeline reads ---------------------------------------------------------------
     def read_partitions(self, table: str, document_ids: Sequence[str], current_only: bool = True) -> pl.DataFrame:
@@ -97,6 +99,12 @@ class WarehouseReads:
         """document_id and error of current documents that could not be read."""
         return self._read(f"""SELECT document_id, error FROM {SCHEMA}.documents
                               WHERE valid_until IS NULL AND status = 'error' ORDER BY 1""")
+
+    def failed_chunks(self) -> pl.DataFrame:
+        """document_id, chunk_index, chunk_id and error of current chunks whose extraction failed."""
+        return self._read(f"""SELECT e.document_id, c.chunk_index, e.chunk_id, e.error FROM {SCHEMA}.chunk_extractions e
+                              JOIN {SCHEMA}.chunks c USING (chunk_id)
+                              WHERE e.status <> 'ok' ORDER BY e.document_id, c.chunk_index""")
 
     def extracted_entity_ids(self, entity_ids: Sequence[str]) -> set[str]:
         """The given ids that some mention carries."""

@@ -25,7 +25,7 @@ from kg_assets.core import schemas
 from kg_assets.storage.ddl import SCHEMA, create_schema
 from kg_assets.storage.reads import WarehouseReads, fetch_frame, fetch_scalar
 
-__all__ = ["SCHEMA", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
+__all__ = ["SANDBOX", "SCHEMA", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
 
 # Tables written per document partition; consolidation reads them and prunes retired documents.
 PARTITIONED_TABLES = (
@@ -48,12 +48,18 @@ def _is_lock_conflict(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
 
 
-def _open(path: str, read_only: bool, lock_timeout_s: float) -> duckdb.DuckDBPyConnection:
+# A connection for SQL a user typed: no file but the warehouse itself (no COPY TO, read_text, ATTACH, URLs),
+# no extension installed or loaded, and settings nobody can change back from inside the query.
+SANDBOX = {"enable_external_access": False, "autoinstall_known_extensions": False, "autoload_known_extensions": False,
+           "allow_community_extensions": False, "lock_configuration": True}
+
+
+def _open(path: str, read_only: bool, lock_timeout_s: float, config: dict | None = None) -> duckdb.DuckDBPyConnection:
     # Another process (a run in another pool, a user's SQL shell) may hold the file for a moment.
     retrying = Retrying(retry=retry_if_exception(_is_lock_conflict), wait=wait_exponential_jitter(initial=0.05, max=2.0),
                         stop=stop_after_delay(lock_timeout_s), reraise=True)
     try:
-        return retrying(duckdb.connect, path, read_only=read_only)
+        return retrying(duckdb.connect, path, read_only=read_only, config=config or {})
     except duckdb.IOException as exc:
         if _is_lock_conflict(exc):
             raise WarehouseBusy(f"{path} stayed locked by another process for {lock_timeout_s:g} s "
@@ -76,14 +82,18 @@ class Warehouse(WarehouseReads):
         return Path(self.path).exists()
 
     @contextlib.contextmanager
-    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection, closed on exit; a write connection makes sure the schema exists first."""
+    def connect(self, read_only: bool = False, sandboxed: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection, closed on exit; a write connection makes sure the schema exists first.
+
+        `sandboxed` (read-only only) is the connection for user SQL: see SANDBOX."""
+        if sandboxed and not read_only:
+            raise ValueError("a sandboxed connection is read-only")
         if read_only and not self.exists():
             raise WarehouseNotFound(f"no warehouse at {self.path} yet (`kg run` builds it)")
         new_file = not self.exists()
         if new_file:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        con = _open(self.path, read_only, self.lock_timeout_s)
+        con = _open(self.path, read_only, self.lock_timeout_s, SANDBOX if sandboxed else None)
         try:
             if not read_only and (new_file or self.path not in _SCHEMA_READY):
                 create_schema(con)

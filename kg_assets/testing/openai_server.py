@@ -37,6 +37,10 @@ Token usage
     be loaded, counts fall back to ``ceil(len(text) / 4)``. ``Reply.prompt_tokens`` /
     ``Reply.completion_tokens`` override either.
 
+Modules: this one is the server; `openai_replies` holds `Reply` (answers and faults) and the bodies built from
+it, `openai_requests` the request helpers, token counts, request records and matching rules. Everything a test
+needs is importable from here.
+
 Use it as a context manager (``with FakeOpenAIServer() as srv: ...``); the test suite's ``openai_server``
 fixture (kg_assets_tests/conftest.py) gives each test a started one.
 """
@@ -47,293 +51,57 @@ import asyncio
 import inspect
 import itertools
 import json
-import math
 import random
 import socket
 import threading
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Literal, Union
+from typing import Any
 
 from aiohttp import web
 
+from kg_assets.testing.openai_replies import (
+    DEFAULT_MODEL,
+    FAULTS,
+    MALFORMED_CONTENT,
+    Reply,
+    ReplyLike,
+    Responder,
+    as_reply,
+    completion_body,
+    error_body,
+    reply_headers,
+    wants_json,
+)
+from kg_assets.testing.openai_requests import (
+    Match,
+    RequestRecord,
+    Rule,
+    Scope,
+    all_text,
+    count_tokens,
+    last_user_text,
+    load_tokenizer,
+    message_text,
+    prompt_tokens_of,
+    user_turns,
+)
+
 __all__ = [
+    "DEFAULT_MODEL",
+    "FAULTS",
+    "MALFORMED_CONTENT",
     "FakeOpenAIServer",
     "Reply",
     "RequestRecord",
-    "count_tokens",
-    "message_text",
-    "last_user_text",
     "all_text",
-    "user_turns",
+    "count_tokens",
+    "last_user_text",
+    "message_text",
     "prompt_tokens_of",
+    "user_turns",
 ]
-
-DEFAULT_MODEL = "gpt-4o-mini"
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Replies
-# --------------------------------------------------------------------------------------------------------------
-
-_ERROR_TYPES = {
-    400: ("invalid_request_error", None),
-    401: ("authentication_error", "invalid_api_key"),
-    403: ("permission_error", None),
-    404: ("invalid_request_error", "not_found"),
-    408: ("timeout", None),
-    409: ("conflict", None),
-    422: ("invalid_request_error", None),
-    429: ("rate_limit_error", "rate_limit_exceeded"),
-}
-
-MALFORMED_CONTENT = '<<not json>> {"entities": [("Ada Lovelace", "PERSON"'
-
-
-@dataclass
-class Reply:
-    """One scripted answer.
-
-    content            text, or the JSON string used as tool-call arguments when tools are requested
-                       (a dict/list is dumped to JSON); None -> the default content
-    status             HTTP status; non-200 sends an OpenAI error body {"error": {message, type, param, code}}
-    delay_s            extra seconds to wait before answering (added to the server's ``latency_s``)
-    error_type         "type" of the error body (default derived from the status)
-    error_message      "message" of the error body
-    error_code         "code" of the error body (default derived from the status)
-    headers            extra response headers, e.g. {"retry-after": "0.1"}
-    finish_reason      "stop" (reported as "tool_calls" for tool answers), "length" to simulate truncation, ...
-    drop_connection    close the socket without any response (a network fault)
-    prompt_tokens      override the computed usage.prompt_tokens
-    completion_tokens  override the computed usage.completion_tokens
-    tool_name          override the tool name put in the tool call
-    tool_calls         several tool calls at once, [(name, arguments_json), ...] (parallel tools)
-    """
-
-    content: str | None = None
-    status: int = 200
-    delay_s: float = 0.0
-    error_type: str | None = None
-    error_message: str | None = None
-    error_code: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    finish_reason: str = "stop"
-    drop_connection: bool = False
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    tool_name: str | None = None
-    tool_calls: list[tuple[str, str]] | None = None
-
-    def __post_init__(self) -> None:
-        if self.content is not None and not isinstance(self.content, str):
-            self.content = json.dumps(self.content)
-        if self.tool_calls is not None:
-            self.tool_calls = [(n, a if isinstance(a, str) else json.dumps(a)) for n, a in self.tool_calls]
-
-    # -- helpers -------------------------------------------------------------------------------------------
-    @classmethod
-    def ok(cls, content: Any, **kw: Any) -> Reply:
-        return cls(content=content, **kw)
-
-    @classmethod
-    def rate_limited(cls, retry_after: float = 0.1, **kw: Any) -> Reply:
-        """429 with ``retry-after`` (seconds; the openai client honours floats) and ``retry-after-ms``."""
-        headers = {"retry-after": _num(retry_after), "retry-after-ms": _num(retry_after * 1000)}
-        headers.update(kw.pop("headers", {}))
-        kw.setdefault("error_message", "Rate limit reached (fake server).")
-        return cls(status=429, headers=headers, **kw)
-
-    @classmethod
-    def server_error(cls, status: int = 500, **kw: Any) -> Reply:
-        kw.setdefault("error_message", "The server had an error while processing your request (fake server).")
-        return cls(status=status, **kw)
-
-    @classmethod
-    def error(cls, status: int, message: str = "error (fake server)", **kw: Any) -> Reply:
-        return cls(status=status, error_message=message, **kw)
-
-    @classmethod
-    def timeout(cls, seconds: float = 5.0, content: Any = None, **kw: Any) -> Reply:
-        """Sleep ``seconds`` (choose more than the client's timeout) and then answer normally."""
-        return cls(content=content, delay_s=seconds, **kw)
-
-    @classmethod
-    def malformed(cls, content: str = MALFORMED_CONTENT, **kw: Any) -> Reply:
-        """200 whose content is not valid JSON (nor valid tuples); delivered verbatim."""
-        return cls(content=content, **kw)
-
-    @classmethod
-    def truncated(cls, content: Any = '{"entities": [', **kw: Any) -> Reply:
-        """200 with finish_reason "length" (the model hit max_tokens)."""
-        return cls(content=content, finish_reason="length", **kw)
-
-    @classmethod
-    def dropped(cls, delay_s: float = 0.0) -> Reply:
-        """Close the connection without answering."""
-        return cls(drop_connection=True, delay_s=delay_s)
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
-
-
-ReplyLike = Union[Reply, str, dict, list]
-Responder = Callable[[dict], Any]  # (request_json) -> ReplyLike | None (or an awaitable of it)
-
-
-def _as_reply(value: Any) -> Reply | None:
-    if value is None or isinstance(value, Reply):
-        return value
-    if isinstance(value, (str, dict, list)):
-        return Reply(content=value)
-    raise TypeError(f"a reply must be Reply, str, dict or list, not {type(value).__name__}")
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Request helpers (usable by responders and tests)
-# --------------------------------------------------------------------------------------------------------------
-
-
-def message_text(message: dict) -> str:
-    """The text of one chat message: string content, the text parts of list content, tool-call arguments."""
-    content = message.get("content")
-    parts: list[str] = []
-    if isinstance(content, str):
-        parts.append(content)
-    elif isinstance(content, list):
-        for part in content:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-            elif isinstance(part, str):
-                parts.append(part)
-    for call in message.get("tool_calls") or []:
-        args = (call.get("function") or {}).get("arguments")
-        if isinstance(args, str):
-            parts.append(args)
-    return "\n".join(parts)
-
-
-def last_user_text(request: dict) -> str:
-    """Text of the last ``role: user`` message ("" if none)."""
-    for message in reversed(request.get("messages") or []):
-        if message.get("role") == "user":
-            return message_text(message)
-    return ""
-
-
-def all_text(request: dict) -> str:
-    """Text of every message, joined by newlines."""
-    return "\n".join(message_text(m) for m in request.get("messages") or [])
-
-
-def user_turns(request: dict) -> int:
-    """How many ``role: user`` messages the request has (1 = first pass, >1 = a follow-up such as gleaning)."""
-    return sum(1 for m in request.get("messages") or [] if m.get("role") == "user")
-
-
-@lru_cache(maxsize=1)
-def _encoding():
-    try:
-        import bpe_openai
-
-        return bpe_openai.get_encoding("o200k_base")
-    except Exception:  # pragma: no cover - the tokenizer is installed in the project venv
-        return None
-
-
-def count_tokens(text: str | None) -> int:
-    """o200k_base token count (special-token text counted as ordinary text); ceil(len/4) without tokenizer."""
-    if not text:
-        return 0
-    enc = _encoding()
-    if enc is not None:
-        try:
-            return len(enc.encode_ordinary(text))
-        except Exception:  # pragma: no cover
-            pass
-    return math.ceil(len(text) / 4)
-
-
-def prompt_tokens_of(request: dict) -> int:
-    """The prompt_tokens the server reports for ``request`` (sum of per-message token counts)."""
-    return sum(count_tokens(message_text(m)) for m in request.get("messages") or [])
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Records and rules
-# --------------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class RequestRecord:
-    """One chat-completions request as the server saw it (times are ``time.perf_counter()`` values)."""
-
-    seq: int
-    body: dict | None
-    headers: dict[str, str]
-    start: float
-    end: float | None = None
-    status: int | None = None  # None while in flight, or when the connection was dropped
-    dropped: bool = False
-    fault: bool = False
-    reply: Reply | None = None
-
-    @property
-    def duration(self) -> float | None:
-        return None if self.end is None else self.end - self.start
-
-
-Scope = Literal["last_user", "any", "system"]
-Match = Union[str, Sequence[str], Callable[[dict], bool]]
-
-
-@dataclass
-class _Rule:
-    match: Match
-    replies: list[Any]
-    scope: Scope
-    times: int | None
-    hits: int = 0
-
-    def matches(self, request: dict) -> bool:
-        if self.times is not None and self.hits >= self.times:
-            return False
-        if callable(self.match):
-            return bool(self.match(request))
-        if self.scope == "last_user":
-            text = last_user_text(request)
-        elif self.scope == "system":
-            text = "\n".join(message_text(m) for m in request.get("messages") or [] if m.get("role") == "system")
-        else:
-            text = all_text(request)
-        needles = [self.match] if isinstance(self.match, str) else list(self.match)
-        return all(n in text for n in needles)
-
-    def take(self) -> Any:
-        reply = self.replies[min(self.hits, len(self.replies) - 1)]
-        self.hits += 1
-        return reply
-
-
-def _error_body(status: int, message: str, type_: str | None = None, code: str | None = None, param=None) -> dict:
-    default_type, default_code = _ERROR_TYPES.get(status, ("server_error" if status >= 500 else "api_error", None))
-    return {
-        "error": {
-            "message": message,
-            "type": type_ or default_type,
-            "param": param,
-            "code": code if code is not None else default_code,
-        }
-    }
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The server
-# --------------------------------------------------------------------------------------------------------------
 
 
 class FakeOpenAIServer:
@@ -367,9 +135,9 @@ class FakeOpenAIServer:
             latency_s=latency_s,
             fail_every_n=fail_every_n,
             fault_rate=fault_rate,
-            fault_reply=_as_reply(fault_reply),
+            fault_reply=as_reply(fault_reply),
             seed=seed,
-            default_reply=_as_reply(default_reply),
+            default_reply=as_reply(default_reply),
         )
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
@@ -395,7 +163,7 @@ class FakeOpenAIServer:
             self.default_reply: Reply | None = init["default_reply"]
             self._rng = random.Random(self.seed)
             self._queue: deque[Any] = deque()
-            self._rules: list[_Rule] = []
+            self._rules: list[Rule] = []
             self._records: list[RequestRecord] = []
             self._seq = itertools.count(1)
             self._in_flight = getattr(self, "_in_flight", 0)  # requests still being served keep counting
@@ -411,7 +179,7 @@ class FakeOpenAIServer:
         """Queue replies served in order to the next chat requests (before rules and the responder)."""
         with self._lock:
             for r in replies:
-                self._queue.append(_as_reply(r))
+                self._queue.append(as_reply(r))
         return self
 
     def respond_when(
@@ -431,9 +199,9 @@ class FakeOpenAIServer:
         """
         if not replies:
             raise ValueError("respond_when needs at least one reply")
-        prepared = [r if callable(r) and not isinstance(r, Reply) else _as_reply(r) for r in replies]
+        prepared = [r if callable(r) and not isinstance(r, Reply) else as_reply(r) for r in replies]
         with self._lock:
-            self._rules.append(_Rule(match, prepared, scope, times))
+            self._rules.append(Rule(match, prepared, scope, times))
         return self
 
     def clear_records(self) -> None:
@@ -505,7 +273,7 @@ class FakeOpenAIServer:
     def start(self) -> FakeOpenAIServer:
         if self.running:
             return self
-        _encoding()  # load the tokenizer (~1 s, once per process) here, not inside the first request
+        load_tokenizer()  # load the tokenizer (~1 s, once per process) here, not inside the first request
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self._requested_port))
@@ -630,12 +398,12 @@ class FakeOpenAIServer:
         result = fn(body)
         if inspect.isawaitable(result):
             result = await result
-        return _as_reply(result)
+        return as_reply(result)
 
     def _default_reply(self, body: dict) -> Reply:
         if self.default_reply is not None:
             return self.default_reply
-        return Reply(content="{}" if _wants_json(body) else "OK")
+        return Reply(content="{}" if wants_json(body) else "OK")
 
     # -- handlers ------------------------------------------------------------------------------------------------
     async def _sleep(self, seconds: float) -> bool:
@@ -691,15 +459,15 @@ class FakeOpenAIServer:
                 record.dropped = True
                 return self._drop(request)
             if reply.status != 200:
-                body_err = _error_body(
+                body_err = error_body(
                     reply.status,
                     reply.error_message or f"fake error {reply.status}",
                     reply.error_type,
                     reply.error_code,
                 )
-                response = web.json_response(body_err, status=reply.status, headers=_headers(reply, seq))
+                response = web.json_response(body_err, status=reply.status, headers=reply_headers(reply, seq))
                 return response
-            response = web.json_response(self._completion(seq, body, reply), headers=_headers(reply, seq))
+            response = web.json_response(completion_body(seq, body, reply, self.models), headers=reply_headers(reply, seq))
             return response
         finally:
             with self._changed:
@@ -714,42 +482,6 @@ class FakeOpenAIServer:
             transport.abort()
         # aiohttp's attempt to write this to the closed transport raises ConnectionError, which it swallows.
         return web.Response(status=599)
-
-    def _completion(self, seq: int, body: dict, reply: Reply) -> dict:
-        content = reply.content
-        model = body.get("model") or (self.models[0] if self.models else DEFAULT_MODEL)
-        tool_name = _requested_tool(body)
-        message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
-        finish = reply.finish_reason
-        if reply.tool_calls or tool_name is not None:
-            calls = reply.tool_calls or [(reply.tool_name or tool_name, content if content is not None else "{}")]
-            message["tool_calls"] = [
-                {"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function", "function": {"name": n, "arguments": a}}
-                for n, a in calls
-            ]
-            completion_text = "".join(a for _, a in calls)
-            if finish == "stop":
-                finish = "tool_calls"
-        else:
-            message["content"] = content if content is not None else ""
-            completion_text = message["content"]
-        prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else prompt_tokens_of(body)
-        completion_tokens = (
-            reply.completion_tokens if reply.completion_tokens is not None else count_tokens(completion_text)
-        )
-        return {
-            "id": f"chatcmpl-fake{seq:06d}{uuid.uuid4().hex[:8]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "system_fingerprint": "fp_fake",
-            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
 
     def _model_obj(self, name: str) -> dict:
         return {"id": name, "object": "model", "created": 1700000000, "owned_by": "fake-openai-server"}
@@ -767,31 +499,7 @@ class FakeOpenAIServer:
         return _json_error(404, f"Unknown request URL: {request.method} {request.path}", code="unknown_url")
 
 
-def _headers(reply: Reply, seq: int) -> dict[str, str]:
-    headers = {"x-request-id": f"req_fake_{seq}"}
-    headers.update({str(k): str(v) for k, v in (reply.headers or {}).items()})
-    return headers
-
-
 def _json_error(status: int, message: str, *, code: str | None = None, param: str | None = None) -> web.Response:
-    return web.json_response(_error_body(status, message, code=code, param=param), status=status)
+    return web.json_response(error_body(status, message, code=code, param=param), status=status)
 
 
-def _requested_tool(body: dict) -> str | None:
-    """The function name a tool-calling request asks for, or None when the answer should be plain content."""
-    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
-    choice = body.get("tool_choice")
-    if not tools or choice == "none":
-        return None
-    if isinstance(choice, dict):
-        name = (choice.get("function") or {}).get("name") or choice.get("name")
-        if name:
-            return name
-    first = tools[0]
-    return (first.get("function") or {}).get("name") or first.get("name") or "function"
-
-
-def _wants_json(body: dict) -> bool:
-    fmt = body.get("response_format")
-    wants_format = isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema")
-    return wants_format or _requested_tool(body) is not None

@@ -334,17 +334,27 @@ def row_records(
     """One chunk's (sanitized) answer as records for the row builder.
 
     Each entity is a mention spanning the first case-insensitive occurrence of its name in the chunk
-    text (no span when the name does not occur); models give no confidence for entities. Relation
-    endpoints and attribute entities are resolved by normalized name to the first entity with that
-    name; unresolved ones are skipped. Relation types come from the keywords
+    text; models give no confidence for entities. A name that does not occur in the text, not even
+    once its diacritics, punctuation and possessives are folded (a whole-token match of normalized
+    names, then without a span), is not an extraction of this chunk: the model made it up or was told
+    to by the text, and it is dropped with its relations and attributes. Relation endpoints and
+    attribute entities are resolved by normalized name to the first entity with that name; unresolved
+    ones are skipped. Relation types come from the keywords
     (:func:`relation_type_from_keywords`), attribute keys are snake_cased (:func:`attr_key`).
     """
     text = chunk_text or ""
+    folded_text: str | None = None  # the text's normalized tokens, "_A_B_", made when first needed
     mentions: list[MentionRecord] = []
     index: dict[str, int] = {}  # normalized name -> first entity with it
     for e in parsed.entities:
         span = _find_span(text, e.name)
-        index.setdefault(_normalized(e.name), len(mentions))
+        key = _normalized(e.name)
+        if span is None:
+            if folded_text is None:
+                folded_text = f"_{normalize_name(text)}_"
+            if not key or f"_{key}_" not in folded_text:
+                continue
+        index.setdefault(key, len(mentions))
         mentions.append(MentionRecord(
             e.name, e.type, e.description, None, span[0] if span else None, span[1] if span else None, e.gleaning_pass,
         ))

@@ -34,6 +34,12 @@ STOPWORDS = _words(
     dear ok okay is are was were be been being am do does did have has had would shall should can could
     might must monday tuesday wednesday thursday friday saturday sunday mondays fridays weekend"""
 )
+# Words of prompt and answer protocols (chat roles, the tuple format's terminators and record kinds, entity
+# type names): a name made only of these is a document quoting a protocol, e.g. an injection, not an entity.
+PROTOCOL_WORDS = _words(
+    """system user assistant developer tool function complete continue entity entities relation relationship
+    relations attribute attributes person organization location event concept technology product other"""
+)
 MONTHS = _words(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec"

@@ -59,11 +59,13 @@ from kg_assets.extractors.heuristic.lexicon import (
     NOT_PLACE_BEFORE_PREP,
     PARTICLES,
     PLACE_PREPOSITIONS,
+    PROTOCOL_WORDS,
     REPORTING,
     STOPWORDS,
     TITLES_ANYWHERE,
     UPPER,
     VERB_FORMS,
+    WORD_RE,
     word_key,
 )
 
@@ -122,6 +124,12 @@ class Span:
         self.has_conn = False
 
 
+def _protocol_only(name: str) -> bool:
+    """COMPLETE, SYSTEM, "USER ASSISTANT": protocol words quoted by a document, never an entity."""
+    words = WORD_RE.findall(name)
+    return bool(words) and all(word_key(w) in PROTOCOL_WORDS for w in words)
+
+
 class MentionFinder:
     """Finds and types the mentions of a chunk (rules above); one per extractor, it caches span splits."""
 
@@ -132,7 +140,7 @@ class MentionFinder:
 
     def find(self, text: str, sentences: list[tuple[int, int]]) -> list[Span]:
         """The typed mentions of one chunk in text order (``sentences`` from ``split_sentences``)."""
-        spans = self._spans(text, sentences, [s for s, _ in sentences])
+        spans = [sp for sp in self._spans(text, sentences, [s for s, _ in sentences]) if not _protocol_only(sp.name)]
         if spans:
             self._resolve_in_chunk(text, spans)
         return spans

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import instructor
+from instructor.core import InstructorError
 import openai
 import openai.resources.chat  # noqa: F401  the SDK would import it at the first request (~0.5 s, stalling the loop)
 import polars as pl
@@ -284,7 +285,8 @@ class LLMExtractor:
                 self._cache.put(key, s.model, content, prompt_tokens, completion_tokens, _now())
             return result
         except ParseFailure as exc:
-            call.update(status="parse_error", error=str(exc)[:500])
+            call.update(status="parse_error", error=str(exc)[:500],
+                        cost_usd=s.cost(call["prompt_tokens"], call["completion_tokens"]))
             with self._stage("cache"):
                 self._cache.forget(key)  # never serve an unusable answer from the cache
             raise
@@ -305,6 +307,9 @@ class LLMExtractor:
         if self._rpm is not None:
             await self._rpm.acquire()
         async with self._semaphore:
+            # Logged before it is sent, so a run killed while it waits still accounts for the request.
+            with self._stage("cache"):
+                self._cache.log_call({**call, "status": "sent", "created_at": _now()})
             started = time.perf_counter()
             try:
                 if structured:
@@ -313,9 +318,8 @@ class LLMExtractor:
                             model=s.model, messages=messages, response_model=ExtractionTool, max_retries=0,
                             temperature=s.temperature, max_tokens=s.max_completion_tokens,
                         )
-                    except instructor.core.InstructorRetryException as exc:
-                        completion = getattr(exc, "last_completion", None)
-                        raise ParseFailure(f"structured output did not validate: {str(exc)[:300]}") from exc
+                    except InstructorError as exc:
+                        raise _structured_failure(exc, call) from exc
                     message = completion.choices[0].message
                     content = message.tool_calls[0].function.arguments if message.tool_calls else (message.content or "")
                 else:
@@ -378,6 +382,22 @@ def _round_robin(groups: Sequence[Sequence]) -> list:
     for rank in range(max((len(g) for g in groups), default=0)):
         order.extend(group[rank] for group in groups if rank < len(group))
     return order
+
+
+def _structured_failure(exc: InstructorError, call: dict) -> Exception:
+    """What instructor's error stands for: the API error it wraps (as in tuple mode), else a parse failure.
+
+    instructor wraps every failure of a call, HTTP errors included, in its own exception; the tokens of an
+    answer that did not validate were paid for, so they go on the call row."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, openai.APIError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    usage = getattr(getattr(exc, "last_completion", None), "usage", None)
+    if usage is not None:
+        call.update(prompt_tokens=int(usage.prompt_tokens or 0), completion_tokens=int(usage.completion_tokens or 0))
+    return ParseFailure(f"structured output did not validate: {type(exc).__name__}: {str(exc)[:300]}")
 
 
 def _where(row: dict, gleaning_pass: int) -> dict:

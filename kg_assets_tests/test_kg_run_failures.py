@@ -1,0 +1,197 @@
+"""`kg run` when things go wrong, as real processes on a real instance: killed runs (SIGKILL of the process
+group) do not wedge later ones, a run waits for a pool visibly, failed chunks are reported with their own exit
+code."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+
+from kg_assets.commands.recovery import HOST_TAG, PID_TAG, PROCESS_STARTED_TAG, process_started
+from kg_assets.testing.openai_server import FakeOpenAIServer, Reply
+from kg_assets.testing.scripted_llm import extraction_responder
+
+ROOT = Path(__file__).resolve().parents[1]
+KG = Path(sys.executable).parent / "kg"
+DOCUMENTS = {
+    "lab.md": "# Lab news\n\nSarah Chen leads the Quantum Dynamics Lab in Boston.\n",
+    "hiring.md": "# Hiring\n\nMarcus Webb joined Northwind Robotics in Pittsburgh.\n",
+}
+
+
+@pytest.fixture
+def home(tmp_path) -> Path:
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    for name, text in DOCUMENTS.items():
+        (inbox / name).write_text(text)
+    return home
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "KG_", "DAGSTER_"))}
+    return {**env, "DAGSTER_HOME": str(home), "KG_SUMMARY_MIN_FRAGMENTS": "0", **extra}
+
+
+def _args(home: Path) -> list:
+    return [KG, "run", "--inbox", home.parent / "inbox", "--db", home.parent / "warehouse.duckdb"]
+
+
+def _start(home: Path, **env: str) -> subprocess.Popen:
+    # A session of its own: the process group is killed as a whole, as a terminal or an OOM kill would.
+    return subprocess.Popen(_args(home), env=_env(home, **env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+
+
+def _kg_run(home: Path, *options: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*_args(home), *options], env=_env(home, **env), capture_output=True, text=True, timeout=600)
+
+
+def _wait_for(predicate, timeout: float = 180.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def _instance(home: Path):
+    return dg.DagsterInstance.from_config(str(home))
+
+
+def _held_slots(instance, pool: str) -> set[str]:
+    return set(instance.event_log_storage.get_concurrency_info(pool).active_run_ids)
+
+
+def test_a_run_killed_during_llm_extraction_is_failed_and_the_next_run_completes(home):
+    with FakeOpenAIServer(extraction_responder()) as server:
+        normal = extraction_responder()
+        server.set_responder(lambda r: Reply(content=normal(r).content, delay_s=120))  # extraction hangs
+        env = {"OPENAI_BASE_URL": server.base_url, "KG_LLM_TIMEOUT_S": "300"}
+        killed = _start(home, **env)
+        _wait_for(lambda: server.in_flight == len(DOCUMENTS), what="the first run's requests")
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=30)
+        in_flight = server.calls
+
+        with _instance(home) as instance:
+            (wedged,) = instance.get_runs()
+            assert wedged.status == dg.DagsterRunStatus.STARTED, "nothing could mark it failed"
+            assert _held_slots(instance, "llm") == {wedged.run_id}, "its pool slot stays claimed"
+
+        server.set_responder(normal)
+        (home.parent / "inbox" / "new.md").write_text("# Visit\n\nSarah Chen visited DuckDB in Pittsburgh.\n")
+        rerun = _kg_run(home, **env)
+        assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
+        assert f"run {wedged.run_id[:8]} was left STARTED by a process that is gone" in rerun.stdout
+        assert "kg run succeeded" in rerun.stdout and "documents                 3" in rerun.stdout
+
+        with _instance(home) as instance:
+            dead = instance.get_run_by_id(wedged.run_id)
+            assert dead.status == dg.DagsterRunStatus.FAILURE
+            assert _held_slots(instance, "llm") == set() and _held_slots(instance, "duckdb") == set()
+        # The requests in flight at the kill are in the call log: sent, never answered.
+        with duckdb.connect(str(home.parent / "warehouse.duckdb"), read_only=True) as con:
+            sent = con.execute("SELECT count(*) FROM kg.llm_calls WHERE run_id = ? AND status = 'sent'",
+                               [wedged.run_id]).fetchall()[0][0]
+            answered = con.execute("SELECT count(*) FROM kg.llm_calls WHERE run_id <> ? AND status = 'ok'",
+                                   [wedged.run_id]).fetchall()[0][0]
+        assert sent == in_flight == len(DOCUMENTS)
+        assert answered == server.calls - in_flight, "every request of the rerun is logged with its answer"
+
+
+def _live_blocker(instance, pool: str, process: subprocess.Popen) -> str:
+    """A run of another live `kg run`-like process that holds the pool's only slot."""
+    run_id = str(uuid.uuid4())
+    tags = {HOST_TAG: socket.gethostname(), PID_TAG: str(process.pid), PROCESS_STARTED_TAG: process_started(process.pid)}
+    instance.add_run(dg.DagsterRun(job_name="kg_pipeline", run_id=run_id, status=dg.DagsterRunStatus.STARTED, tags=tags))
+    storage = instance.event_log_storage
+    storage.initialize_concurrency_limit_to_default(pool)
+    assert storage.claim_concurrency_slot(pool, run_id, "extraction", 0).is_claimed
+    return run_id
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_run_waiting_for_a_pool_says_so_sleeps_stops_on_ctrl_c_and_goes_on_once_the_holder_dies(home):
+    holder = subprocess.Popen(["sleep", "600"])
+    try:
+        with _instance(home) as instance:
+            blocker = _live_blocker(instance, "llm", holder)
+        waiting = _start(home, KG_EXTRACTOR="heuristic")
+        lines: list[str] = []
+        _wait_for(lambda: lines.append(waiting.stdout.readline()) or "kg run: waiting" in lines[-1],
+                  what="the waiting message")
+        assert f"pool llm (limit 1) is in use by run {blocker[:8]} (kg run, pid {holder.pid}, STARTED)" in lines[-1]
+        cpu, wall = _cpu_seconds(waiting.pid), time.monotonic()
+        time.sleep(4)
+        assert _cpu_seconds(waiting.pid) - cpu < 0.25 * (time.monotonic() - wall), "the wait sleeps"
+        waiting.send_signal(signal.SIGINT)
+        out, _ = waiting.communicate(timeout=30)
+        assert waiting.returncode == 130 and "interrupted while waiting for a pool; nothing ran" in out
+
+        proceeding = _start(home, KG_EXTRACTOR="heuristic")
+        _wait_for(lambda: "kg run: waiting" in proceeding.stdout.readline(), what="the waiting message")
+        holder.kill()
+        holder.wait()
+        out, _ = proceeding.communicate(timeout=600)
+        assert proceeding.returncode == 0, out[-3000:]
+        assert f"run {blocker[:8]} was left STARTED by a process that is gone (pid {holder.pid})" in out
+        with _instance(home) as instance:
+            assert instance.get_run_by_id(blocker).status == dg.DagsterRunStatus.FAILURE
+            assert _held_slots(instance, "llm") == set()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_failed_chunks_are_listed_and_exit_3_unless_allowed(home):
+    # Enough good documents that one failed chunk stays under the extraction_health threshold (20%).
+    for i, city in enumerate(["Boston", "Pittsburgh", "Boston", "Pittsburgh", "Boston"]):
+        (home.parent / "inbox" / f"note{i}.md").write_text(f"# Note {i}\n\nSarah Chen met Marcus Webb in {city}.\n")
+    normal = extraction_responder()
+    with FakeOpenAIServer(lambda r: Reply.server_error() if "Northwind" in r["messages"][-1]["content"] else normal(r)) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "KG_LLM_MAX_RETRIES": "0"}
+        first = _kg_run(home, **env)
+        assert first.returncode == 3, first.stdout[-3000:] + first.stderr[-3000:]
+        assert "kg run succeeded" in first.stdout
+        assert "failed chunks             1  (in 1 documents)" in first.stdout
+        assert "hiring.md chunk 0: pass 0: InternalServerError" in first.stdout
+        allowed = _kg_run(home, "--allow-failed-chunks", **env)
+        assert allowed.returncode == 0 and "failed chunks             1" in allowed.stdout, allowed.stdout[-3000:]
+        server.set_responder(normal)
+        fixed = _kg_run(home, **env)
+        assert fixed.returncode == 0 and "failed chunks             0" in fixed.stdout, fixed.stdout[-3000:]
+
+
+def test_credentials_in_the_base_url_and_the_api_key_are_never_printed_or_stored(home):
+    password, key = "pw-4f1c9e-never-stored", "sk-test-7d2a0b-never-stored"
+    with FakeOpenAIServer(extraction_responder()) as server:
+        url = server.base_url.replace("http://", f"http://kg-user:{password}@")
+        done = _kg_run(home, "--log-level", "DEBUG", OPENAI_BASE_URL=url, OPENAI_API_KEY=key)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert server.calls > 0 and {r.headers.get("Authorization") for r in server.records} != {None}
+    assert "LLM gpt-4o-mini at http://***@127.0.0.1:" in done.stderr, "the endpoint is shown, redacted"
+    # stdout and stderr, the instance (run and event storage, job snapshots, compute logs), warehouse and cache
+    for secret in (password, key):
+        assert secret not in done.stdout and secret not in done.stderr
+        stored = [p for p in home.parent.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+        assert stored == [], secret
+    with _instance(home) as instance:
+        (run,) = instance.get_runs()
+        events = instance.all_logs(run.run_id)
+        assert any("***@" in str(e.dagster_event) for e in events if e.dagster_event)
