@@ -32,7 +32,8 @@ def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame, redirects: p
     Whatever is merged into an entity counts for it (mentions, surface forms, documents, descriptions),
     but its entity_type and normalized_name are those of its own id, so every row keeps
     `entity_id == normalize.entity_id(entity_type, normalized_name)`: "Chen" merged into "Sarah Chen"
-    does not rename it CHEN, and an OTHER-typed variant does not retype a PERSON."""
+    does not rename it CHEN, and an OTHER-typed variant does not retype a PERSON. Its name is the most
+    frequent surface form of its own id's mentions, so a short form never names the entity it joined."""
     if mentions.height == 0:
         return schemas.empty(schemas.ENTITIES)
     # every mention of an id has the type and normalized name the id was made from
@@ -47,7 +48,11 @@ def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame, redirects: p
         pl.col("seen_at").max().alias("last_seen"),
         pl.col("chunk_id").unique().sort().alias("source_chunk_ids"),
     )
-    names = _most_frequent(rows, "entity_id", "name", "name")
+    # the name is the canonical id's own most frequent form: "Quantum Dynamics Lab", not its more frequent "QDL"
+    own_names = _most_frequent(mentions.join(grouped.select("entity_id"), on="entity_id", how="semi"),
+                               "entity_id", "name", "own_name")
+    names = (_most_frequent(rows, "entity_id", "name", "name").join(own_names, on="entity_id", how="left")
+             .select("entity_id", pl.coalesce("own_name", "name").alias("name")))
     descriptions = merge_descriptions(rows, ["entity_id"])
     entities = (
         grouped.join(identity, on="entity_id", how="left")
