@@ -13,6 +13,7 @@ from kg_assets.core.linking import apply_redirects
 from kg_assets.core.normalize import stable_hash, with_entity_ids
 
 MAX_DESCRIPTION_CHARS = 1000
+EXTRACTED_FROM = "EXTRACTED_FROM"  # provenance edge type, entity -> chunk (seed 003)
 DESCRIPTION_SEPARATOR = " | "
 
 
@@ -141,3 +142,15 @@ def summary_candidates(mentions: pl.DataFrame, min_fragments: int) -> pl.DataFra
         counted.group_by("entity_id", maintain_order=True).agg(pl.col("description").alias("fragments"))
         .filter(pl.col("fragments").list.len() >= min_fragments)
     )
+
+
+def provenance_edges(nodes: pl.DataFrame) -> pl.DataFrame:
+    """EXTRACTED_FROM edges, one per (node, chunk it was extracted from), confidence 1.0: where each node
+    came from, as edges graph tools follow without joining tables. The SQL twin is the view
+    `kg.extracted_from` (storage/ddl.py)."""
+    return (
+        nodes.select(pl.col("node_id").alias("source_id"), pl.col("source_chunk_ids").alias("target_id"))
+        .explode("target_id").drop_nulls("target_id").unique().sort("source_id", "target_id")
+        .with_columns(pl.lit(EXTRACTED_FROM).alias("relation_type"), pl.lit(1.0).alias("confidence"))
+    )
+
