@@ -31,8 +31,8 @@ Types (first rule that fires; confidence in brackets)
     7. place preposition right before (``in``, ``at``, ``from``, ``near``, ``to`` ...; not in
        "according to") -> LOCATION [0.6]
     8. otherwise OTHER [0.4]
-    Within one chunk: an ALLCAPS acronym in parentheses right after a span (``Quantum Dynamics Lab
-    (QDL)``) takes that span's type (unless it is strongly typed itself) and is not a relation endpoint
+    Within one chunk: an ALLCAPS acronym in parentheses right after a span whose capitalised words it
+    abbreviates (``Quantum Dynamics Lab (QDL)``, not ``Alan Okafor (QDL)``) takes that span's type (unless it is strongly typed itself) and is not a relation endpoint
     in that sentence (no relation between a name and its own acronym); a weakly typed mention
     (confidence < 0.7) whose exact name got a strong type elsewhere in the chunk takes it [0.7]; a
     single-word mention equal to the last word of an earlier PERSON span (``Chen`` after ``Sarah Chen``)
@@ -102,6 +102,19 @@ _HQ_SUBJECT_RE = re.compile(
     r"\s+(?:(?:is|was)\s+(?:now\s+|currently\s+)?headquartered\s+in|(?:moved|relocated)\s+(?:its|their)\s+"
     r"(?:headquarters|HQ|head\s+office))\b"
 )
+
+
+def defines_acronym(text: str, prev: "Span", sp: "Span") -> bool:
+    """``sp`` is an ALL-CAPS acronym in parentheses right after ``prev`` whose letters are the initials of
+    its capitalised words: "Quantum Dynamics Lab (QDL)", not "Alan Okafor (QDL)"."""
+    return (
+        len(sp.words) == 1
+        and sp.name.isupper()
+        and text[sp.start - 1:sp.start] == "("
+        and text[sp.end:sp.end + 1] == ")"
+        and not text[prev.end:sp.start - 1].strip()
+        and "".join(w[0] for w in prev.name.split() if w[:1].isupper()) == sp.name
+    )
 
 
 class Span:
@@ -357,19 +370,11 @@ class MentionFinder:
     def _resolve_in_chunk(self, text: str, spans: list[Span]) -> None:
         # acronym in parentheses right after a span takes that span's type
         for k in range(1, len(spans)):
-            sp = spans[k]
-            w = sp.name
-            if (
-                len(sp.words) == 1
-                and w.isupper()
-                and text[sp.start - 1:sp.start] == "("
-                and text[sp.end:sp.end + 1] == ")"
-            ):
-                prev = spans[k - 1]
-                if not text[prev.end:sp.start - 1].strip():
-                    sp.modifier = True  # an alias of the span before it, not a relation endpoint there
-                    if sp.conf < STRONG:
-                        sp.etype, sp.conf, sp.cue = prev.etype, max(prev.conf, CONF_CHUNK_CONTEXT), "acronym"
+            sp, prev = spans[k], spans[k - 1]
+            if defines_acronym(text, prev, sp):
+                sp.modifier = True  # an alias of the span before it, not a relation endpoint there
+                if sp.conf < STRONG:
+                    sp.etype, sp.conf, sp.cue = prev.etype, max(prev.conf, CONF_CHUNK_CONTEXT), "acronym"
         # same exact name typed strongly elsewhere in the chunk
         strong: dict[str, tuple[str, float]] = {}
         for sp in spans:
