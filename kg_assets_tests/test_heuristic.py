@@ -506,3 +506,11 @@ def test_an_acronym_in_parentheses_after_a_person_does_not_become_a_person():
     m = extract("Participants: Prof. Alan Okafor (QDL), Dr. Sarah Chen (QDL) and Quantum Dynamics Lab (QDL) staff.").mentions
     assert set(m.filter(pl.col("name") == "QDL")["entity_type"]) <= {"ORGANIZATION", "OTHER"}
     assert m.filter((pl.col("name") == "QDL") & (pl.col("entity_type") == "ORGANIZATION")).height >= 1
+
+
+def test_a_weakly_typed_short_form_of_an_organisation_in_the_chunk_is_that_organisation():
+    text = ("Marcus Webb left Northwind Robotics and joined the Quantum Dynamics Lab. He started at QDL in June, "
+            "after nine years at Northwind. Webb now lives in Cambridge.")
+    types = {n: t for n, t in extract(text).mentions.select("name", "entity_type").iter_rows()}
+    assert types["QDL"] == types["Northwind"] == "ORGANIZATION"
+    assert types["Cambridge"] == "LOCATION"
