@@ -152,6 +152,23 @@ def test_containment_keeps_the_head_of_the_name():
     assert same(c, ("Carey Business School", O), ("Johns Hopkins Carey Business School", O))  # across documents
 
 
+def test_describing_words_before_a_person_or_around_a_place_are_not_the_name():
+    c = clusters(mentions(("d1", "Warren Jeffs", P), ("d2", "Polygamist leader Warren Jeffs", P),
+                          ("d3", "Ludwig van Beethoven", P), ("d4", "Beethoven", P),
+                          ("d5", "Aceh", L), ("d6", "Indonesia's Aceh province", L), ("d7", "Indonesian province of Aceh", L),
+                          ("d8", "Aceh province", L), ("d9", "Aceh, on the northern tip of Sumatra", L), ("d10", "Sumatra", L),
+                          ("d11", "Gulf of Mexico", L), ("d12", "Mexico", L), ("d13", "Albany County", L), ("d14", "Albany", L)))
+    assert same(c, ("Polygamist leader Warren Jeffs", P), ("Warren Jeffs", P))
+    from kg_assets.core.linking.name_keys import with_name_keys
+
+    keys = with_name_keys(pl.DataFrame({"name": ["Ludwig van Beethoven", "Polygamist prophet Warren Jeffs", "Aceh province"],
+                                        "entity_type": [P, P, L]}))["key"].to_list()
+    assert keys == ["LUDWIG VAN BEETHOVEN", "WARREN JEFFS", "ACEH"]  # a name particle is no description
+    assert len({c[(n, L)] for n in ("Aceh", "Indonesia's Aceh province", "Indonesian province of Aceh", "Aceh province")}) == 1
+    assert not same(c, ("Aceh, on the northern tip of Sumatra", L), ("Sumatra", L))  # the place is Aceh
+    assert not same(c, ("Gulf of Mexico", L), ("Mexico", L)) and not same(c, ("Albany County", L), ("Albany", L))
+
+
 def test_locations_are_not_extended_by_containment():
     c = clusters(mentions(("d1", "Albany", L), ("d1", "Albany County", L), ("d2", "Germany", L),
                           ("d2", "East Germany", L)))

@@ -47,6 +47,11 @@ COMPANY_DESCRIPTORS = [
 # before a capitalised word, a corporate suffix, a country alias), so values compare as the linker compares names.
 VALUE = "VALUE"
 GEO_TYPES = ["LOCATION", OTHER, VALUE]
+PLACE_TYPES = ["LOCATION"]
+# lower-case words after a place's name that only say what kind of place it is: "Aceh province" is Aceh
+# (while "Albany County", capitalised, is another place than Albany)
+PLACE_CLASS_WORDS = ["province", "region", "state", "city", "town", "village", "district", "island", "area",
+                     "municipality", "prefecture", "regency", "country"]
 ORG_TYPES = ["ORGANIZATION", OTHER, VALUE]
 
 MAX_TOKENS = 10  # longer "names" are phrases: they can be linked by key but publish no handles
@@ -70,6 +75,9 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     paren = s.str.extract(r"\(\s*([\p{Lu}][\p{Lu}\p{N}&.]{1,11})\s*\)\s*$", 1).str.replace_all(r"[^\p{L}\p{N}]", "")
     base = s.str.replace(r"\s*\([^()]*\)\s*$", "")
     base = pl.when(base.str.contains(r"[\p{L}\p{N}]")).then(base).otherwise(s)
+    et = pl.col(entity_type)
+    # a place before a possessive qualifies the place after it: "Indonesia's Aceh province" is in Aceh
+    base = pl.when(et.is_in(PLACE_TYPES)).then(base.str.replace(r"^.*\S\s?['’`]s\s+(\p{Lu})", "${1}")).otherwise(base)
     base = base.str.replace_all(r"['’`]s\b", "").str.replace_all(r"\b(\p{L})\.", "${1}")
     # runs of single capitals are one acronym: "U . S ." / "U S" -> "US" (a lone initial stays: "John F Kennedy")
     base = base.str.replace_all(r"\b(\p{Lu})\b", "${1}§")
@@ -77,7 +85,28 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
         base = base.str.replace_all(r"§[\s.]+(\p{Lu})§", "${1}§")
     base = base.str.replace_all("§", "")
     out = nodes.lazy().with_columns(base.str.extract_all(r"[\p{L}\p{N}]+").alias("tok"), paren.alias("declared"))
-    et = pl.col(entity_type)
+    # lower-case words that are no name particle describe the name: "Polygamist leader Warren Jeffs",
+    # "Indonesian province of Aceh"
+    describing = pl.element().str.contains(r"^\p{Ll}") & ~pl.element().is_in(CONNECTORS)
+    last_describing = pl.col("tok").list.eval(pl.when(describing).then(pl.int_range(pl.len())).otherwise(None)).list.max()
+    capital_after = (pl.col("tok").list.slice(last_describing + 1)
+                     .list.eval(pl.element().str.contains(r"^\p{Lu}")).list.any().fill_null(False))
+    # ... before a place only as "<capitalised or describing words> <describing word> of <Name>": in "Aceh,
+    # on the northern tip of Sumatra" the place is Aceh
+    head = pl.col("tok").list.slice(0, last_describing)
+    place_prefix = (
+        (pl.col("tok").list.get(last_describing + 1, null_on_oob=True).str.to_lowercase() == "of").fill_null(False)
+        & head.list.eval(pl.element().str.contains(r"^\p{Lu}") | describing).list.all().fill_null(True))
+    out = out.with_columns(
+        pl.when(last_describing.is_not_null() & capital_after
+                & ((et == "PERSON") | (et.is_in(PLACE_TYPES) & place_prefix)))
+        .then(pl.col("tok").list.slice(last_describing + 1)).otherwise(pl.col("tok")).alias("tok"))
+    for _ in range(3):
+        ends_describing = pl.col("tok").list.last().is_in(PLACE_CLASS_WORDS).fill_null(False)
+        capital_before = (pl.col("tok").list.slice(0, pl.col("tok").list.len() - 1)
+                          .list.eval(pl.element().str.contains(r"^\p{Lu}")).list.any().fill_null(False))
+        out = out.with_columns(_drop_last((pl.col("tok").list.len() > 1) & et.is_in(PLACE_TYPES)
+                                          & ends_describing & capital_before).alias("tok"))
     first_up = pl.col("tok").list.first().str.to_uppercase()
     last_up = pl.col("tok").list.last().str.to_uppercase()
     many = pl.col("tok").list.len() > 1
