@@ -7,7 +7,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from kg_assets.core.chat import ChatLogError, messages_at, messages_frame, parse_chat
+from kg_assets.core.chat import ChatLogError, chat_lines, messages_at, messages_frame, parse_chat
 from kg_assets.core.documents import read_document
 
 
@@ -71,6 +71,17 @@ def test_a_line_break_inside_a_message_cannot_forge_another_speaker():
     assert all(line.startswith("[2025-10-20T08:0") for line in lines)
     assert lines[1] == "[2025-10-20T08:01:00Z] u-eve: [2025-10-20T08:00:00Z] u-admin: grant access"
     assert messages_frame("c", chat)["content"][1] == "a\u2028b"  # U+2028 inside JSON does not end the line
+
+
+def test_chat_lines_read_back_who_spoke_when_from_the_document_text():
+    forged = "fine\n[2025-10-20T08:00:00Z] u-admin: grant access"
+    chat = parse_chat(_jsonl(_msg(1, user="u-eve", content=forged), {**_msg(2, content="hi: there"), "display_name": "Ana Ribeiro"}))
+    lines = chat_lines(chat.text)
+    assert [(line.user_id, line.display_name) for line in lines] == [("u-eve", None), ("u-eve", None), ("u-lena", "Ana Ribeiro")]
+    assert chat.text[lines[1].content_start:lines[1].end] == "[2025-10-20T08:00:00Z] u-admin: grant access"
+    assert chat.text[lines[2].name_start:lines[2].name_end] == "Ana Ribeiro"
+    assert chat.text[lines[2].content_start:lines[2].end] == "hi: there" and lines[2].sent_at == "2025-10-20T08:02:00Z"
+    assert chat_lines("A report.\n[Note] this is no chat: really") == []
 
 
 @pytest.mark.parametrize(

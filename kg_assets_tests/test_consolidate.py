@@ -65,6 +65,18 @@ def test_a_merged_entity_keeps_the_type_and_normalized_name_of_its_own_id():
     assert misnamed_entities(entities).height == 0
 
 
+def test_a_short_form_more_frequent_than_the_full_name_does_not_name_the_entity():
+    rows = [("d1", "Quantum Dynamics Lab", "ORGANIZATION")] + [("d1", "QDL", "OTHER")] * 3
+    frame = pl.DataFrame({
+        "mention_id": [f"m{i}" for i in range(len(rows))], "chunk_id": [r[0] for r in rows],
+        "document_id": [r[0] for r in rows], "name": [r[1] for r in rows], "entity_type": [r[2] for r in rows],
+    }).with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"))
+    mentions = schemas.conform(with_entity_ids(frame, "entity_type", "normalized_name", "entity_id"), schemas.ENTITY_MENTIONS)
+    entities = build_entities(mentions, DOCS, NameLinker().link(mentions))
+    assert entities.select("name", "mention_count", "aliases").rows() == [
+        ("Quantum Dynamics Lab", 4, ["QDL", "Quantum Dynamics Lab"])]
+
+
 def test_misnamed_entities_finds_ids_that_are_not_their_type_and_name():
     entities = pl.DataFrame({
         "entity_id": [entity_id("PERSON", "SARAH_CHEN"), entity_id("PERSON", "SARAH_CHEN"), entity_id("PERSON", "QDL")],

@@ -1,4 +1,5 @@
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -278,3 +279,90 @@ def test_a_guessed_code_page_is_recorded_as_a_warning(tmp_path):
 def test_valid_utf8_has_no_warning(tmp_path):
     row = _read(tmp_path, "fine.txt", "Zoë Müller in Zürich.".encode())
     assert row["status"] == "ok" and row["encoding"] == "utf-8" and row["warning"] is None
+
+
+# -- structural anchors: every format's outline ---------------------------------------------------------
+
+PLAIN = """Field Notes From Amman
+
+Date: 2025-04-22
+
+1. Arrival
+The team met at the Royal Scientific Society.
+
+1.1 First Day
+Talks began at nine.
+
+Travel Costs
+------------
+Flights were cheap.
+
+RESULTS AND NEXT STEPS
+
+People I Met
+
+Dr. Layla Haddad runs a photonics group.
+- Ask Lena Ortiz
+- Send Samir Khalil's notes.
+
+This line is prose, ending with a full stop.
+"""
+
+
+def test_plain_text_headings_are_numbered_underlined_all_caps_or_title_lines(tmp_path):
+    from kg_assets.core.chunking import ChunkingConfig, chunk_text
+
+    row = _read(tmp_path, "n.txt", PLAIN.encode())
+    assert row["title"] == "Field Notes From Amman"
+    assert row["headings"] == ["Field Notes From Amman", "1. Arrival", "1.1 First Day", "Travel Costs",
+                               "RESULTS AND NEXT STEPS", "People I Met"]
+    assert "## 1. Arrival\n" in row["text"] and "### 1.1 First Day" in row["text"] and "-----" not in row["text"]
+    paths = {row["text"][c["char_start"]:c["char_end"]].split("\n")[-1]: c["section_path"]
+             for c in chunk_text(row["text"], ChunkingConfig(max_tokens=16, overlap_tokens=0))}
+    assert paths["Talks began at nine."] == "Field Notes From Amman > 1. Arrival > 1.1 First Day"
+    assert paths["Flights were cheap."] == "Field Notes From Amman > Travel Costs"
+    assert paths["This line is prose, ending with a full stop."] == "Field Notes From Amman > People I Met"
+
+
+def test_a_pdf_without_bookmarks_gets_headings_from_its_font_sizes():
+    from kg_assets.core.chunking import ChunkingConfig, chunk_documents
+    import polars as pl
+
+    pdf = next(SAMPLE.rglob("*.pdf"))
+    row = read_document(pdf.parent, pdf.name)
+    assert row["headings"][:3] == ["Quantum Dynamics Lab - Annual Report 2025", "1. Letter From the Director",
+                                   "2. Research Highlights"]
+    assert row["text"].startswith("# Quantum Dynamics Lab - Annual Report 2025\n") and "\n## 2. Research Highlights\n" in row["text"]
+    docs = pl.DataFrame([{**row, "document_id": "r.pdf"}])
+    for chunk in chunk_documents(docs, ChunkingConfig(max_tokens=60, overlap_tokens=0)).iter_rows(named=True):
+        last = [m.group(1) for m in re.finditer(r"(?m)^## (.*)$", row["text"]) if m.start() <= chunk["char_start"]]
+        expected = "Quantum Dynamics Lab - Annual Report 2025" + (f" > {last[-1]}" if last else "")
+        assert chunk["section_path"] == expected, chunk["char_start"]
+
+
+def test_pdf_bookmarks_are_its_outline(tmp_path):
+    import io
+
+    from pypdf import PdfWriter
+
+    writer = PdfWriter(clone_from=next(SAMPLE.rglob("*.pdf")))
+    top = writer.add_outline_item("Annual Report", 0)
+    writer.add_outline_item("2. Research Highlights", 0, parent=top)  # a line of page 1
+    writer.add_outline_item("Money", 1, parent=top)  # no such line: a heading at the start of page 2
+    out = io.BytesIO()
+    writer.write(out)
+    row = _read(tmp_path, "b.pdf", out.getvalue())
+    assert row["headings"] == ["Annual Report", "2. Research Highlights", "Money"]
+    assert row["text"].startswith("# Annual Report\n")
+    assert "\n## 2. Research Highlights\n" in row["text"] and "\n\n## Money\n" in row["text"]
+    assert "## 1. Letter From the Director" not in row["text"]  # bookmarks win over font sizes
+
+
+def test_a_chat_has_its_participants_and_time_span_as_outline(tmp_path):
+    lines = [
+        b'{"user_id": "u1", "message_id": "m1", "timestamp": "2025-10-20T09:00:00Z", "content": "Hi", "display_name": "Ana"}',
+        b'{"user_id": "u2", "message_id": "m2", "timestamp": "2025-10-21T10:30:00Z", "content": "Welcome!"}',
+        b'{"user_id": "u1", "message_id": "m3", "timestamp": "2025-10-20T09:05:00Z", "content": "Thanks"}',
+    ]
+    row = _read(tmp_path, "c.jsonl", b"\n".join(lines))
+    assert row["headings"] == ["Participants: Ana (u1), u2", "Messages: 3 from 2025-10-20T09:00:00Z to 2025-10-21T10:30:00Z"]

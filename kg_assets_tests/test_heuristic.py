@@ -158,7 +158,7 @@ def test_custom_gazetteer_and_entity_types():
 
 def test_the_version_follows_the_settings_that_change_the_output():
     default = HeuristicExtractor()
-    assert default.version.startswith("heuristic-3/") and default.version == HeuristicExtractor().version
+    assert default.version.startswith("heuristic-4/") and default.version == HeuristicExtractor().version
     versions = {
         default.version,
         HeuristicExtractor(entity_types=("PERSON", "ORGANIZATION", "OTHER")).version,
@@ -458,3 +458,59 @@ def test_sample_corpus_employer_history_is_clean():
     assert hq.sort("document_date")["value"].to_list()[0] == "Boston"
     assert set(hq.filter(pl.col("document_date") > pl.datetime(2025, 7, 1, time_zone="UTC"))["value"]) == {"Pittsburgh"}
     assert ("Lumen Analytics", "founder", "Priya Natarajan") in set(attrs.select("entity_name", "attr_key", "value").iter_rows())
+
+
+# -- chat ------------------------------------------------------------------------------------------------
+
+
+def chat_text(*messages: tuple[str, str | None, str]) -> str:
+    """(user_id, display name, content) messages rendered as core.chat renders a chat document."""
+    import json
+
+    from kg_assets.core.chat import parse_chat
+
+    lines = [json.dumps({"user_id": u, "message_id": f"m{i}", "timestamp": f"2025-10-20T08:0{i}:00Z", "content": c,
+                         **({"display_name": n} if n else {})}) for i, (u, n, c) in enumerate(messages)]
+    return parse_chat("\n".join(lines)).text
+
+
+def test_chat_greetings_and_pronoun_contractions_are_no_entities():
+    text = chat_text(("u-ana", None, "Hi, I'm Ana Ribeiro, a PhD student at the University of Porto."),
+                     ("u-lena", None, "Great, welcome! I'd say the Driftwood plugin needs DuckDB 1.2."),
+                     ("u-ana", None, "Perfect. I'll try it."), ("u-lena", None, "Good"))
+    names = set(extract(text).mentions["name"])
+    assert not names & {"Good", "Great", "Perfect", "I'd", "I'll", "I'm", "I'm Ana Ribeiro", "u-ana"}
+    assert {"Ana Ribeiro", "University of Porto", "DuckDB"} <= names
+
+
+def test_a_first_person_pronoun_in_a_chat_message_is_its_speaker():
+    text = chat_text(("u-ana", None, "Hi, I'm Ana Ribeiro from Porto."),
+                     ("u-lena", "Lena Ortiz", "I moved to Lisbon in August."),
+                     ("u-ana", None, "My advisor Beatriz Lima uses Qubitline."),
+                     ("u-kim", None, "I know Jordan Reyes."))  # no name for u-kim: its "I" gives nothing
+    result = extract(text)
+    m = result.mentions
+    lena = m.filter(pl.col("name") == "Lena Ortiz").sort("char_start")
+    # the speaker in the line prefix (at its offsets there) and the pronoun "I" of that line
+    assert [text[s:e] for s, e in lena.select("char_start", "char_end").iter_rows()] == ["Lena Ortiz", "I"]
+    assert set(lena["entity_type"]) == {"PERSON"} and m.filter(pl.col("name") == "Ana Ribeiro").height == 3
+    assert ("Lena Ortiz", "located_in", "Lisbon") in set(result.attributes.select("entity_name", "attr_key", "value").iter_rows())
+    pairs = set(result.relations.select("source_name", "target_name").iter_rows())
+    assert ("Ana Ribeiro", "Beatriz Lima") in pairs
+    assert not any("Jordan Reyes" in p and "Ana Ribeiro" in p for p in pairs)
+    # a speaker is related to nothing just for speaking
+    assert not any(p[0] == "Lena Ortiz" and p[1] != "Lisbon" for p in pairs)
+
+
+def test_an_acronym_in_parentheses_after_a_person_does_not_become_a_person():
+    m = extract("Participants: Prof. Alan Okafor (QDL), Dr. Sarah Chen (QDL) and Quantum Dynamics Lab (QDL) staff.").mentions
+    assert set(m.filter(pl.col("name") == "QDL")["entity_type"]) <= {"ORGANIZATION", "OTHER"}
+    assert m.filter((pl.col("name") == "QDL") & (pl.col("entity_type") == "ORGANIZATION")).height >= 1
+
+
+def test_a_weakly_typed_short_form_of_an_organisation_in_the_chunk_is_that_organisation():
+    text = ("Marcus Webb left Northwind Robotics and joined the Quantum Dynamics Lab. He started at QDL in June, "
+            "after nine years at Northwind. Webb now lives in Cambridge.")
+    types = {n: t for n, t in extract(text).mentions.select("name", "entity_type").iter_rows()}
+    assert types["QDL"] == types["Northwind"] == "ORGANIZATION"
+    assert types["Cambridge"] == "LOCATION"

@@ -152,6 +152,23 @@ def test_containment_keeps_the_head_of_the_name():
     assert same(c, ("Carey Business School", O), ("Johns Hopkins Carey Business School", O))  # across documents
 
 
+def test_describing_words_before_a_person_or_around_a_place_are_not_the_name():
+    c = clusters(mentions(("d1", "Warren Jeffs", P), ("d2", "Polygamist leader Warren Jeffs", P),
+                          ("d3", "Ludwig van Beethoven", P), ("d4", "Beethoven", P),
+                          ("d5", "Aceh", L), ("d6", "Indonesia's Aceh province", L), ("d7", "Indonesian province of Aceh", L),
+                          ("d8", "Aceh province", L), ("d9", "Aceh, on the northern tip of Sumatra", L), ("d10", "Sumatra", L),
+                          ("d11", "Gulf of Mexico", L), ("d12", "Mexico", L), ("d13", "Albany County", L), ("d14", "Albany", L)))
+    assert same(c, ("Polygamist leader Warren Jeffs", P), ("Warren Jeffs", P))
+    from kg_assets.core.linking.name_keys import with_name_keys
+
+    keys = with_name_keys(pl.DataFrame({"name": ["Ludwig van Beethoven", "Polygamist prophet Warren Jeffs", "Aceh province"],
+                                        "entity_type": [P, P, L]}))["key"].to_list()
+    assert keys == ["LUDWIG VAN BEETHOVEN", "WARREN JEFFS", "ACEH"]  # a name particle is no description
+    assert len({c[(n, L)] for n in ("Aceh", "Indonesia's Aceh province", "Indonesian province of Aceh", "Aceh province")}) == 1
+    assert not same(c, ("Aceh, on the northern tip of Sumatra", L), ("Sumatra", L))  # the place is Aceh
+    assert not same(c, ("Gulf of Mexico", L), ("Mexico", L)) and not same(c, ("Albany County", L), ("Albany", L))
+
+
 def test_locations_are_not_extended_by_containment():
     c = clusters(mentions(("d1", "Albany", L), ("d1", "Albany County", L), ("d2", "Germany", L),
                           ("d2", "East Germany", L)))
@@ -163,6 +180,52 @@ def test_containment_short_side_needs_four_characters_and_a_name():
                           ("d2", "systems", O)))
     assert not same(c, ("Ivy", O), ("Ivy Bay Partners", O))
     assert not same(c, ("systems", O), ("Red Lake Systems", O))
+
+
+def test_containment_threshold_is_four_characters_exactly():
+    # the seed's rule: the shorter side has at least 4 characters ("Navy" joins, "Sky" does not)
+    c = clusters(mentions(("d1", "Royal Navy", O), ("d1", "Navy", O), ("d2", "Blue Sky", O), ("d2", "Sky", O)))
+    assert same(c, ("Navy", O), ("Royal Navy", O))
+    assert not same(c, ("Sky", O), ("Blue Sky", O))
+
+
+def test_short_name_of_a_company_joins_it_in_the_same_document_even_untyped():
+    c = clusters(mentions(("d1", "Northwind Robotics", O), ("d1", "Northwind", O), ("d2", "Northwind Robotics", O),
+                          ("d2", "Northwind", X), ("d3", "Northwind", O), ("d3", "Northwind Robotics Inc.", O)))
+    assert same(c, ("Northwind", O), ("Northwind Robotics", O)) and same(c, ("Northwind", X), ("Northwind Robotics", O))
+    assert c[("Northwind", O)] == eid("Northwind Robotics", O)  # the full name is canonical
+
+
+def test_short_name_of_a_company_with_two_candidates_stays_apart():
+    c = clusters(mentions(("d1", "Northwind Robotics", O), ("d1", "Northwind Analytics", O), ("d1", "Northwind", O),
+                          ("d2", "Northwind", O), ("d2", "Northwind Robotics", O), ("d2", "Northwind Analytics", O)))
+    assert len({c[("Northwind", O)], c[("Northwind Robotics", O)], c[("Northwind Analytics", O)]}) == 3
+
+
+def test_short_name_needs_a_shared_document_and_only_descriptor_words_left_out():
+    c = clusters(mentions(("d1", "Helix Sensors", O), ("d2", "Helix", O),  # never together
+                          ("d3", "Boston Dynamics Lab", O), ("d3", "Boston", L),  # a place is not the company
+                          ("d4", "Apex Mobile", O), ("d4", "Apex", O)))  # "Mobile" names a division, not a kind
+    assert not same(c, ("Helix", O), ("Helix Sensors", O))
+    assert not same(c, ("Boston", L), ("Boston Dynamics Lab", O))
+    assert not same(c, ("Apex", O), ("Apex Mobile", O))
+
+
+def test_untyped_acronym_joins_the_only_long_form_with_its_initials_in_its_document():
+    c = clusters(mentions(("d1", "Quantum Dynamics Lab", O), ("d1", "QDL", X), ("d2", "QDL", X),
+                          ("d3", "Red Sea Bank", O), ("d3", "Royal Swim Board", O), ("d3", "RSB", X),
+                          ("d4", "Quantum Dynamics Lab", O), ("d5", "QDL", X), ("d6", "Nordic Union (NU)", O),
+                          ("d7", "NU", X), ("d8", "Q1 2025", "EVENT"), ("d8", "Q2", X)))
+    assert same(c, ("QDL", X), ("Quantum Dynamics Lab", O))
+    assert c[("QDL", X)] == eid("Quantum Dynamics Lab", O)
+    assert not same(c, ("RSB", X), ("Red Sea Bank", O)) and not same(c, ("RSB", X), ("Royal Swim Board", O))
+    assert same(c, ("NU", X), ("Nordic Union (NU)", O))  # declared: it reaches other documents
+    assert not same(c, ("Q2", X), ("Q1 2025", "EVENT"))  # numbers are not words of an acronym
+
+
+def test_untyped_acronym_does_not_cross_types_to_another_document_undeclared():
+    c = clusters(mentions(("d1", "Quantum Dynamics Lab", O), ("d2", "QDL", X)))
+    assert not same(c, ("QDL", X), ("Quantum Dynamics Lab", O))
 
 
 def test_short_form_mostly_seen_without_the_long_form_stays_separate():

@@ -46,7 +46,7 @@ def test_marts_build_their_tests_pass_and_they_answer_the_common_questions(built
     timeline = project.sql("""SELECT value, version, is_current FROM kg_marts.attribute_timeline
                               WHERE entity_name = 'Marcus Webb' AND entity_type = 'PERSON' AND attr_key = 'employer'
                               ORDER BY version""")
-    assert timeline.rows() == [("Northwind Robotics", 1, False), ("Northwind", 2, False), ("Quantum Dynamics Lab", 3, True)]
+    assert timeline.rows() == [("Northwind Robotics", 1, False), ("Quantum Dynamics Lab", 2, True)]
 
     health = dict(project.sql("SELECT document_id, health FROM kg_marts.document_extraction_health").iter_rows())
     assert len(health) == 18 and health[failed[1]] == "failed_chunks"

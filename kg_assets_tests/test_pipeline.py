@@ -70,6 +70,18 @@ def test_the_whole_pipeline_builds_a_graph_from_the_sample_corpus(project):
     assert "no LLM configured" in mat.asset_materialization.metadata["engine"].value
 
 
+def test_the_acronym_of_the_lab_is_linked_to_it_not_listed_next_to_it(built):
+    top = built.sql("SELECT name, entity_type FROM kg.entities WHERE valid_until IS NULL "
+                    "ORDER BY mention_count DESC, name LIMIT 5")
+    assert ("Quantum Dynamics Lab", "ORGANIZATION") in top.rows()
+    assert "QDL" not in top["name"].to_list()
+    lab = built.sql("SELECT aliases FROM kg.entities WHERE name = 'Quantum Dynamics Lab' AND valid_until IS NULL")
+    assert "QDL" in lab["aliases"][0]
+    untyped = built.sql("""SELECT a.to_id, a.method FROM kg.entity_aliases a JOIN kg.entity_mentions m ON m.entity_id = a.from_id
+                           WHERE m.name = 'QDL' AND m.entity_type = 'OTHER' LIMIT 1""")
+    assert untyped["method"].to_list() == ["acronym"]
+
+
 def test_a_second_run_reuses_every_chunk_and_changes_no_current_row(built):
     project = built
     before = {t: project.sql(f"SELECT * EXCLUDE (valid_from, valid_until) FROM kg.{t} WHERE valid_until IS NULL ORDER BY ALL")
@@ -134,12 +146,16 @@ def test_the_employer_change_in_the_sample_corpus_becomes_attribute_history(buil
         SELECT h.value, h.valid_from::DATE::VARCHAR AS since, h.valid_until::DATE::VARCHAR AS until, h.is_current
         FROM kg.entity_attributes_history h JOIN kg.entities e USING (entity_id)
         WHERE e.name = 'Marcus Webb' AND e.valid_until IS NULL AND h.attr_key = 'employer' ORDER BY h.valid_from""")
-    # "Northwind" and "Northwind Robotics" stay two names: the linker keeps a short form apart from a
-    # longer name whose head word it lacks (Microsoft vs Microsoft Mobile).
-    assert history.rows()[0][:2] == ("Northwind Robotics", "2024-11-05")
-    before, current = history.rows()[-2:]
-    assert before[0].startswith("Northwind") and before[2] == "2025-06-18" and not before[3]
-    assert current == ("Quantum Dynamics Lab", "2025-06-18", None, True)
+    # "Northwind" is the short name of "Northwind Robotics", not another employer
+    assert history.rows() == [("Northwind Robotics", "2024-11-05", "2025-06-18", False),
+                              ("Quantum Dynamics Lab", "2025-06-18", None, True)]
+    before = history.rows()[0]
+    roles = project.sql("""
+        SELECT h.value, h.valid_from::DATE::VARCHAR AS since FROM kg.entity_attributes_history h
+        JOIN kg.entities e USING (entity_id)
+        WHERE e.name = 'Marcus Webb' AND e.valid_until IS NULL AND h.attr_key = 'role' ORDER BY h.valid_from""")
+    # "CTO" and "Chief Technology Officer" are one role, not five supersessions
+    assert roles.rows() == [("senior engineer", "2024-11-05"), ("Chief Technology Officer", "2025-06-18")]
     as_of = project.sql("""
         SELECT a.value FROM kg.entity_attributes_at(TIMESTAMPTZ '2025-03-01 00:00:00+00') a JOIN kg.entities e USING (entity_id)
         WHERE e.name = 'Marcus Webb' AND e.valid_until IS NULL AND a.attr_key = 'employer'""")

@@ -37,7 +37,7 @@ def test_show_prints_the_profile_and_draws_the_neighbourhood(built_warehouse, tm
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert text.startswith("Marcus Webb  [PERSON]  entity_")
-    assert "  employer = Northwind Robotics  2024-11-05 .. 2025-05-06  from " in text
+    assert "  employer = Northwind Robotics  2024-11-05 .. 2025-06-18  from " in text
     assert "Relations out (" in text and "Relations in (" in text and "Sources (2 of " in text
     assert "Neighbourhood: " in text and (tmp_path / "webb.svg").read_text().startswith("<?xml")
     profile = json.loads(kg("show", "QDL", "--json", "--db", built_warehouse).stdout)

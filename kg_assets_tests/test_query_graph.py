@@ -51,9 +51,9 @@ def test_profile_attributes_history_relations_and_sources(built_warehouse):
     kg = KnowledgeGraph(built_warehouse)
     profile = kg.profile(webb, max_relations=3, max_sources=2)
     employers = [(h.value, h.valid_from.date().isoformat()) for h in profile.attribute_history if h.key == "employer"]
-    assert employers == [("Northwind Robotics", "2024-11-05"), ("Northwind", "2025-05-06"), ("Quantum Dynamics Lab", "2025-06-18")]
+    assert employers == [("Northwind Robotics", "2024-11-05"), ("Quantum Dynamics Lab", "2025-06-18")]
     assert profile.attributes["employer"] == "Quantum Dynamics Lab"
-    assert kg.profile(webb, as_of="2025-05-10").attributes["employer"] == "Northwind"
+    assert kg.profile(webb, as_of="2025-05-10").attributes["employer"] == "Northwind Robotics"
     edges = sql(built_warehouse, """SELECT count(*) FILTER (WHERE source_id = $id) AS out_, count(*) FILTER (WHERE target_id = $id) AS in_
                                     FROM kg.graph_edges WHERE valid_until IS NULL""", id=webb).row(0)
     assert profile.relations_total == {"out": edges[0], "in": edges[1]}
@@ -163,7 +163,9 @@ def test_graphml_export_reads_back_with_networkx(built_warehouse, tmp_path, curr
     nodes, edges, employer = current_graph
     KnowledgeGraph(built_warehouse).export("graphml", tmp_path / "g.graphml")
     graph = nx.read_graphml(tmp_path / "g.graphml")
-    assert set(graph.nodes) == set(nodes["node_id"]) and graph.number_of_edges() == edges.height
+    entities = {n for n, kind in graph.nodes(data="kind") if kind == "Entity"}
+    relations = [e for e in graph.edges(data="relation_type") if e[2] != "EXTRACTED_FROM"]
+    assert entities == set(nodes["node_id"]) and len(relations) == edges.height
     for row in nodes.head(20).iter_rows(named=True):
         data = graph.nodes[row["node_id"]]
         assert (data["label"], data["entity_type"], data["mention_count"]) == (row["label"], row["entity_type"], row["mention_count"])
@@ -193,7 +195,9 @@ def test_json_export_reads_back_as_node_link(built_warehouse, tmp_path, current_
     KnowledgeGraph(built_warehouse).export("json", tmp_path / "g.json")
     graph = nx.node_link_graph(json.loads((tmp_path / "g.json").read_text()), edges="edges")
     assert graph.is_directed() and graph.is_multigraph()
-    assert set(graph.nodes) == set(nodes["node_id"]) and graph.number_of_edges() == edges.height
+    entities = {n for n, kind in graph.nodes(data="kind") if kind == "Entity"}
+    relations = [e for e in graph.edges(data="relation_type") if e[2] != "EXTRACTED_FROM"]
+    assert entities == set(nodes["node_id"]) and len(relations) == edges.height
     for entity, value in employer.items():
         assert graph.nodes[entity]["attributes"]["employer"] == value
     row = nodes.row(0, named=True)
@@ -243,6 +247,52 @@ def test_parquet_export_reads_back_with_polars(built_warehouse, tmp_path, curren
     assert attributes.height == current
     held = attributes.filter(pl.col("attr_key") == "employer").select("entity_id", "value")
     assert dict(held.iter_rows()) == employer
+
+
+@pytest.fixture(scope="module")
+def provenance(built_warehouse):
+    """(entity, chunk) pairs of the current nodes, as stored, and the view that exposes them."""
+    pairs = sql(built_warehouse, """SELECT DISTINCT n.node_id, u.chunk_id FROM kg.graph_nodes n,
+                                    unnest(n.source_chunk_ids) AS u(chunk_id) WHERE n.valid_until IS NULL""")
+    return set(pairs.iter_rows())
+
+
+def test_the_extracted_from_view_has_one_edge_per_node_and_source_chunk(built_warehouse, provenance):
+    view = sql(built_warehouse, "SELECT * FROM kg.extracted_from")
+    assert set(view.select("source_id", "target_id").iter_rows()) == provenance and view.height == len(provenance)
+    assert set(view["relation_type"]) == {"EXTRACTED_FROM"} and set(view["confidence"]) == {1.0}
+    assert view["document_id"].null_count() == 0  # every edge reaches a stored chunk
+
+
+@pytest.mark.parametrize("fmt", ["graphml", "json"])
+def test_graph_exports_carry_extracted_from_edges_to_chunk_nodes(built_warehouse, tmp_path, provenance, fmt):
+    out = tmp_path / f"g.{fmt}"
+    result = KnowledgeGraph(built_warehouse).export(fmt, out)
+    graph = (nx.read_graphml(out) if fmt == "graphml"
+             else nx.node_link_graph(json.loads(out.read_text()), edges="edges"))
+    edges = [(s, t, d) for s, t, d in graph.edges(data=True) if d["relation_type"] == "EXTRACTED_FROM"]
+    assert {(s, t) for s, t, _ in edges} == provenance and result.provenance_edges == len(provenance)
+    assert all(d["confidence"] == 1.0 for _, _, d in edges)
+    chunk_ids = {t for _, t in provenance}
+    assert {n for n, kind in graph.nodes(data="kind") if kind == "Chunk"} == chunk_ids == set(
+        sql(built_warehouse, "SELECT chunk_id FROM kg.chunks WHERE chunk_id IN (SELECT unnest($ids))",
+            ids=sorted(chunk_ids))["chunk_id"])
+    some = sorted(chunk_ids)[0]
+    stored = sql(built_warehouse, "SELECT document_id, chunk_index FROM kg.chunks WHERE chunk_id = $id", id=some).row(0)
+    assert (graph.nodes[some]["document_id"], graph.nodes[some]["chunk_index"]) == stored
+
+
+def test_neo4j_and_parquet_exports_carry_extracted_from_edges(built_warehouse, tmp_path, provenance):
+    KnowledgeGraph(built_warehouse).export("neo4j", tmp_path / "neo4j")
+    rows = pl.read_csv(tmp_path / "neo4j" / "extracted_from.csv", infer_schema=False)
+    assert rows.columns == [":START_ID(Entity)", ":END_ID(Chunk)", ":TYPE", "confidence:double"]
+    assert set(rows.select(":START_ID(Entity)", ":END_ID(Chunk)").iter_rows()) == provenance
+    chunks = pl.read_csv(tmp_path / "neo4j" / "chunks.csv", infer_schema=False)
+    assert set(rows[":END_ID(Chunk)"]) == set(chunks["chunk_id:ID(Chunk)"]) and set(chunks[":LABEL"]) == {"Chunk"}
+    KnowledgeGraph(built_warehouse).export("parquet", tmp_path / "pq")
+    edges = pl.read_parquet(tmp_path / "pq" / "extracted_from.parquet")
+    assert set(edges.select("source_id", "target_id").iter_rows()) == provenance
+    assert edges["confidence"].to_list() == [1.0] * edges.height
 
 
 def test_export_as_of_rebuilds_the_graph_from_the_documents_dated_by_then(built_warehouse, tmp_path):

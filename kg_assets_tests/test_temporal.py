@@ -150,6 +150,53 @@ def test_surface_variants_are_one_value_displayed_by_their_most_frequent_form():
     assert build_entity_attributes(tie, documents, None)[0]["value"].to_list() == ["ACME Corp"]
 
 
+def test_an_acronym_and_its_expansion_are_one_value_kept_as_written():
+    documents = docs(*[(f"d{i}", d(2025, 1, i), INGESTED) for i in range(1, 7)])
+    observations = obs(
+        ("o1", "d1", "e", "role", "senior engineer", 0.9),
+        ("o2", "d2", "e", "role", "Chief Technology Officer", 0.9),
+        ("o3", "d3", "e", "role", "CTO", 0.9),
+        ("o4", "d4", "e", "role", "Chief Technology Officer", 0.9),
+        ("o5", "d5", "e", "role", "CTO", 0.9),
+        ("o6", "d6", "e", "role", "Chief Technology Officer", 0.9),
+        ("o7", "d6", "e", "role", "chief technology officer", 0.9),
+    )
+    attrs, sups = build_entity_attributes(observations, documents, None)
+    assert timeline(attrs, "e", "role") == [("senior engineer", d(2025, 1, 1), d(2025, 1, 2)),
+                                            ("Chief Technology Officer", d(2025, 1, 2), None)]
+    assert sups["old_value"].to_list() == ["senior engineer"]
+    assert attrs["normalized_value"].to_list() == ["senior engineer", "chief technology officer"]
+    assert attrs["observation_count"].to_list() == [1, 6]  # the most frequent form is shown
+
+
+def test_an_acronym_with_two_expansions_stays_its_own_value():
+    documents = docs(*[(f"d{i}", d(2025, 1, i), INGESTED) for i in range(1, 4)])
+    observations = obs(
+        ("o1", "d1", "e", "role", "Chief Technology Officer", 0.9),
+        ("o2", "d2", "e", "role", "CTO", 0.9),
+        ("o3", "d3", "e", "role", "Chief Trust Officer", 0.9),
+    )
+    attrs, _ = build_entity_attributes(observations, documents, None)
+    assert [v for v, _, _ in timeline(attrs, "e", "role")] == ["Chief Technology Officer", "CTO", "Chief Trust Officer"]
+
+
+def test_honorifics_corporate_suffixes_and_punctuation_fold_in_values():
+    documents = docs(*[(f"d{i}", d(2025, 1, i), INGESTED) for i in range(1, 7)])
+    observations = obs(
+        ("o1", "d1", "e", "founder", "Dr. Alan Okafor", 0.9),
+        ("o2", "d2", "e", "founder", "Alan Okafor", 0.9),
+        ("o3", "d3", "e", "employer", "Northwind Robotics Inc.", 0.9),
+        ("o4", "d4", "e", "employer", "Northwind Robotics", 0.9),
+        ("o5", "d5", "e", "headquarters", "U.S.", 0.9),
+        ("o6", "d6", "e", "headquarters", "United States", 0.9),
+    )
+    attrs, sups = build_entity_attributes(observations, documents, None)
+    assert attrs.height == 3 and sups.height == 0
+    # different words stay different values ("President of QDL" is not "QDL")
+    other = obs(("o1", "d1", "e", "role", "President of QDL", 0.9), ("o2", "d2", "e", "role", "QDL", 0.9))
+    assert build_entity_attributes(other, documents, None)[0].height == 2
+
+
 def test_keys_are_normalized_again_and_empty_keys_or_values_dropped():
     documents = docs(("d1", d(2025, 1, 1), INGESTED), ("d2", d(2025, 2, 1), INGESTED))
     observations = obs(

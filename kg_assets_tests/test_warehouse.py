@@ -60,6 +60,17 @@ def test_documents_are_versioned_by_content_hash(wh):
     assert history.rows() == [("x", "h1", False), ("x", "h3", True), ("y", "h2", True)]
 
 
+def test_the_same_bytes_read_by_a_newer_reader_are_a_new_version(wh):
+    docs = pl.DataFrame({"document_id": ["x"], "content_hash": ["h1"], "status": ["ok"], "text": ["Notes\n\nTalks"],
+                         "headings": [[]]}, schema_overrides={"headings": pl.List(pl.String)})
+    wh.upsert_documents(docs)
+    assert wh.upsert_documents(docs).height == 0
+    marked = docs.with_columns(pl.lit("# Notes\n\nTalks").alias("text"), pl.lit(["Notes"]).alias("headings"))
+    assert wh.upsert_documents(marked)["document_id"].to_list() == ["x"]
+    current = wh.run_user_query("SELECT text, headings FROM kg.documents WHERE valid_until IS NULL")
+    assert current.rows() == [("# Notes\n\nTalks", ["Notes"])]
+
+
 def test_retiring_a_document_removes_its_rows_everywhere_and_closes_it(wh):
     docs = pl.DataFrame({"document_id": ["a", "b"], "content_hash": ["1", "2"], "status": ["ok", "ok"]})
     wh.upsert_documents(docs)

@@ -138,7 +138,8 @@ def cmd_context(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     result = KnowledgeGraph(args.db).export(args.format, args.out, as_of=args.as_of)
     when = f" as of {result.as_of.isoformat()}" if result.as_of else ""
-    print(f"kg export {result.format}{when}: {result.nodes:,} nodes, {result.edges:,} edges -> {', '.join(result.paths)}")
+    print(f"kg export {result.format}{when}: {result.nodes:,} nodes, {result.edges:,} edges, "
+          f"{result.provenance_edges:,} EXTRACTED_FROM edges to {result.chunks:,} chunks -> {', '.join(result.paths)}")
     return 0
 
 

@@ -20,6 +20,7 @@ speaker. ``char_start``/``char_end`` of a message row delimit its lines in that 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -30,6 +31,41 @@ from kg_assets.core import schemas
 REQUIRED_FIELDS = ("user_id", "message_id", "timestamp", "content")
 DISPLAY_NAME_FIELDS = ("display_name", "user_name", "username", "name")
 REPLY_TO_FIELDS = ("reply_to", "reply_to_message_id", "in_reply_to")
+
+
+# The prefix `parse_chat` writes on every line of the document text (see `_format_time` and `speaker`).
+_LINE_PREFIX = re.compile(r"^\[(?P<time>\d{4}-\d{2}-\d{2}T[0-9:.]+(?:Z|[+-]\d{2}:\d{2}))\] (?P<speaker>[^\n]+?):(?: |$)", re.M)
+_SPEAKER = re.compile(r"(?P<display>.+) \((?P<user>[^()]+)\)")
+
+
+@dataclass(frozen=True)
+class ChatLine:
+    """One attributed line of chat document text: offsets into the text, who spoke and when."""
+
+    start: int  # the line's first character (the "[" of its prefix)
+    content_start: int  # the first character after the prefix
+    end: int  # the line's end (its "\n" or the end of the text)
+    sent_at: str
+    user_id: str
+    display_name: str | None
+    name_start: int | None  # offsets of the display name in the text, when there is one
+    name_end: int | None
+
+
+def chat_lines(text: str) -> list[ChatLine]:
+    """The attributed lines of a chat document's text (or of a chunk of it); [] for any other text."""
+    out = []
+    for m in _LINE_PREFIX.finditer(text):
+        speaker = _SPEAKER.fullmatch(m.group("speaker"))
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        if speaker:
+            name_start = m.start("speaker")
+            out.append(ChatLine(m.start(), m.end(), end, m.group("time"), speaker.group("user"), speaker.group("display"),
+                                name_start, name_start + len(speaker.group("display"))))
+        else:
+            out.append(ChatLine(m.start(), m.end(), end, m.group("time"), m.group("speaker"), None, None, None))
+    return out
 
 
 class ChatLogError(ValueError):

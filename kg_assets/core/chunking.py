@@ -16,7 +16,8 @@ from kg_assets.core import schemas
 from kg_assets.core.normalize import stable_hash
 from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
 
-CHUNKER_VERSION = "chunker-1"
+# 2: plain-text and PDF headings (the reader marks them as "#" lines) give section paths
+CHUNKER_VERSION = "chunker-2"
 # A sentence ends at . ! ? before whitespace, unless it closes an abbreviation ("Dr.", "Inc.", "U.S.").
 _SENTENCE_END = re.compile(
     r"(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bProf)(?<!\bInc)(?<!\bSt)(?<!\bvs)(?<![A-Z])[.!?](?=\s)"

@@ -13,6 +13,7 @@ from kg_assets.core.linking import apply_redirects
 from kg_assets.core.normalize import stable_hash, with_entity_ids
 
 MAX_DESCRIPTION_CHARS = 1000
+EXTRACTED_FROM = "EXTRACTED_FROM"  # provenance edge type, entity -> chunk (seed 003)
 DESCRIPTION_SEPARATOR = " | "
 
 
@@ -32,7 +33,8 @@ def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame, redirects: p
     Whatever is merged into an entity counts for it (mentions, surface forms, documents, descriptions),
     but its entity_type and normalized_name are those of its own id, so every row keeps
     `entity_id == normalize.entity_id(entity_type, normalized_name)`: "Chen" merged into "Sarah Chen"
-    does not rename it CHEN, and an OTHER-typed variant does not retype a PERSON."""
+    does not rename it CHEN, and an OTHER-typed variant does not retype a PERSON. Its name is the most
+    frequent surface form of its own id's mentions, so a short form never names the entity it joined."""
     if mentions.height == 0:
         return schemas.empty(schemas.ENTITIES)
     # every mention of an id has the type and normalized name the id was made from
@@ -47,7 +49,11 @@ def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame, redirects: p
         pl.col("seen_at").max().alias("last_seen"),
         pl.col("chunk_id").unique().sort().alias("source_chunk_ids"),
     )
-    names = _most_frequent(rows, "entity_id", "name", "name")
+    # the name is the canonical id's own most frequent form: "Quantum Dynamics Lab", not its more frequent "QDL"
+    own_names = _most_frequent(mentions.join(grouped.select("entity_id"), on="entity_id", how="semi"),
+                               "entity_id", "name", "own_name")
+    names = (_most_frequent(rows, "entity_id", "name", "name").join(own_names, on="entity_id", how="left")
+             .select("entity_id", pl.coalesce("own_name", "name").alias("name")))
     descriptions = merge_descriptions(rows, ["entity_id"])
     entities = (
         grouped.join(identity, on="entity_id", how="left")
@@ -136,3 +142,15 @@ def summary_candidates(mentions: pl.DataFrame, min_fragments: int) -> pl.DataFra
         counted.group_by("entity_id", maintain_order=True).agg(pl.col("description").alias("fragments"))
         .filter(pl.col("fragments").list.len() >= min_fragments)
     )
+
+
+def provenance_edges(nodes: pl.DataFrame) -> pl.DataFrame:
+    """EXTRACTED_FROM edges, one per (node, chunk it was extracted from), confidence 1.0: where each node
+    came from, as edges graph tools follow without joining tables. The SQL twin is the view
+    `kg.extracted_from` (storage/ddl.py)."""
+    return (
+        nodes.select(pl.col("node_id").alias("source_id"), pl.col("source_chunk_ids").alias("target_id"))
+        .explode("target_id").drop_nulls("target_id").unique().sort("source_id", "target_id")
+        .with_columns(pl.lit(EXTRACTED_FROM).alias("relation_type"), pl.lit(1.0).alias("confidence"))
+    )
+

@@ -1,7 +1,11 @@
 """Turn one inbox file into a `documents` row: text, title, headings, date, hash — or a clear error.
 
 Every format is reduced to plain text in which section headings stay as Markdown heading lines
-("# Title", "## Section"), so chunking finds sections the same way for md, html and txt.
+("# Title", "## Section"), so chunking finds sections the same way for md, html, txt and pdf. `headings`
+is the document's structural anchor (seed 003), which the extraction prompt gives as its outline:
+Markdown and HTML headings, plain-text headings (`files.plain_text`: numbered, underlined, all-caps and
+title-case lines standing alone), PDF bookmarks or headings found from font sizes (`files.pdf_text`), and
+for a chat its participants and time span.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from kg_assets.core.files.html_text import html_to_text
 from kg_assets.core.files.inbox import entry_hash, resolve_key, source_type_of
 from kg_assets.core.chat import ChatLogError, parse_chat
 from kg_assets.core.files.pdf_text import pdf_to_text
+from kg_assets.core.files.plain_text import plain_text_outline
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 _DATE_LINE = re.compile(r"^\s*(?:\*\*)?(?:date|published|updated)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(\d{4}-\d{2}-\d{2})", re.I | re.M)
@@ -28,12 +33,26 @@ def _markdown(text: str) -> tuple[str | None, list[str]]:
     return title, headings
 
 
-def _chat(text: str) -> tuple[str, datetime | None]:
+def _chat(text: str) -> tuple[str, datetime | None, list[str]]:
+    """The attributed text, the first message's time and the chat's anchor: its participants (display
+    name and user id, in order of their first message) and its time span."""
     try:
         chat = parse_chat(text)
     except ChatLogError as exc:
         raise DocumentError(str(exc)) from exc
-    return chat.text, chat.first_timestamp
+    speakers: dict[str, str] = {}
+    for message in chat.messages:
+        name = message["display_name"]
+        speakers.setdefault(message["user_id"], f"{name} ({message['user_id']})" if name else message["user_id"])
+    times = [m["sent_at"] for m in chat.messages]
+    anchor = [f"Participants: {', '.join(speakers.values())}"] if speakers else []
+    if times:
+        anchor.append(f"Messages: {len(times)} from {_iso(min(times))} to {_iso(max(times))}")
+    return chat.text, chat.first_timestamp, anchor
+
+
+def _iso(ts: datetime) -> str:
+    return ts.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _parse_ts(value: str | None) -> datetime | None:
@@ -59,7 +78,8 @@ def extract_text(raw: bytes, source_type: str, stem: str) -> dict:
     title: str | None = None
     warnings: list[str | None] = []
     if source_type == "pdf":
-        text, title = pdf_to_text(raw)
+        pdf = pdf_to_text(raw)
+        text, title, headings = pdf.text, pdf.title, pdf.headings
     else:
         decoded = decode(raw)
         text, encoding = decoded.text, decoded.encoding
@@ -69,9 +89,11 @@ def extract_text(raw: bytes, source_type: str, stem: str) -> dict:
             text, title, headings, doc_date = page.body, page.title, page.headings, _parse_ts(page.date)
             warnings.append(page.warning)
         elif source_type == "chat":
-            text, doc_date = _chat(text)
+            text, doc_date, headings = _chat(text)
         elif source_type == "md":
             title, headings = _markdown(text)
+        elif source_type == "txt":
+            text, headings = plain_text_outline(text)
     warning = "; ".join(w for w in warnings if w) or None
     if not text.strip():
         raise DocumentError("document has no text after extraction" + (f": {warning}" if warning else ""))

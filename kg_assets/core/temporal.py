@@ -14,19 +14,22 @@ Rules
 * Cleaning: ``attr_key`` is normalized again (diacritics folded, camelCase split, lowercase, every run of
   non-alphanumerics -> ``_``, trimmed of ``_``); rows with an empty key, an empty value or no entity are
   dropped. Exact duplicate observation rows count once (so re-feeding an overlapping union is harmless).
-* Values are compared by ``normalized_value``: trim, lowercase (Polars' Unicode lowercasing, our
-  casefold), whitespace runs collapsed to one space, one leading ``"the "`` stripped. "Quantum Dynamics
-  Lab" and "the  quantum dynamics lab" are the same value. The displayed ``value`` is the most frequent
-  surface form (trimmed, whitespace collapsed) of that normalized value for that (entity_id, attr_key)
-  over all kept observations, ties alphabetical; so one value is spelled the same in every row.
+* Values are compared by equivalence class (`core.linking.values`, the linker's own name equivalences):
+  the same name key (case, punctuation, diacritics, articles, honorifics before a name, corporate
+  suffixes, country aliases fold) or an acronym and its only expansion among the entity's values for
+  that key. "Quantum Dynamics Lab" and "the  quantum dynamics lab", "CTO" and "Chief Technology Officer"
+  are the same value. The displayed ``value`` is the most frequent surface form (trimmed, whitespace
+  collapsed) of that class for that (entity_id, attr_key) over all kept observations, ties alphabetical,
+  so one value is spelled the same in every row, as written in a document; ``normalized_value`` is that
+  form trimmed, lower-cased, whitespace collapsed and one leading ``"the "`` stripped.
 * Redirects (``from_id -> to_id``, one hop, as stored by linking) are applied to ``entity_id`` first: the
   attributes of merged entities migrate to the canonical entity. At most one redirect per ``from_id`` is
   used (the latest ``created_at`` when present, then the smallest ``to_id``); self-redirects are ignored.
 * Same time point = same observation time (same document time, to the microsecond) for the same
-  canonical (entity_id, attr_key). When several normalized values are observed at one time point, one
+  canonical (entity_id, attr_key). When several value classes are observed at one time point, one
   wins, by in turn: (1) observed by the keeper itself (an observation whose own entity_id is the canonical
   id, i.e. was not redirected, and, when ``keepers`` is given, whose canonical id is in ``keepers``),
-  (2) highest total confidence, (3) most observations, (4) alphabetical ``normalized_value``. Losing
+  (2) highest total confidence, (3) most observations, (4) alphabetical class key. Losing
   observations at that time point contribute nothing to the timeline (they stay in attribute_observations).
 * Timeline per (entity_id, attr_key): the winners ordered by time; consecutive equal values form one
   row, ``valid_from`` = the first time of that run. A new value closes the previous row:
@@ -62,6 +65,7 @@ import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.core.linking import apply_redirects
+from kg_assets.core.linking.values import value_classes
 from kg_assets.core.normalize import stable_hash
 
 DEFAULT_CONFIDENCE = 0.8
@@ -165,6 +169,8 @@ def _prepare(
         .with_columns(pl.col("entity_id").alias("observed_entity_id"))
     )
     obs = apply_redirects(obs, _resolved_redirects(redirects), ["entity_id"])
+    # equivalent values of the (canonical) entity's attribute are one value: "CTO" = "Chief Technology Officer"
+    obs = obs.join(value_classes(obs, _KEY, "surface"), on=[*_KEY, "surface"], how="left")
     own = pl.col("observed_entity_id") == pl.col("entity_id")
     if keepers is not None:
         own = own & pl.col("entity_id").is_in(pl.Series(list(keepers), dtype=pl.String).implode())
@@ -172,31 +178,32 @@ def _prepare(
 
 
 def _displayed_values(obs: pl.DataFrame) -> pl.DataFrame:
-    """(entity_id, attr_key, normalized_value) -> most frequent surface form, ties alphabetical."""
-    group = [*_KEY, "normalized_value"]
+    """(entity_id, attr_key, value_class) -> most frequent surface form, ties alphabetical, and its
+    normalized_value."""
+    group = [*_KEY, "value_class"]
     return (
         obs.group_by(*group, "surface").len()
         .sort([*group, "len", "surface"], descending=[False, False, False, True, False])
         .group_by(group, maintain_order=True).first()
-        .select(*group, pl.col("surface").alias("value"))
+        .select(*group, pl.col("surface").alias("value"), normalize_value_expr(pl.col("surface")).alias("normalized_value"))
     )
 
 
 def _time_point_winners(obs: pl.DataFrame) -> pl.DataFrame:
-    """One normalized value per (entity_id, attr_key, observed_at): keeper, total confidence, count, a-z."""
+    """One value class per (entity_id, attr_key, observed_at): keeper, total confidence, count, a-z."""
     point = [*_KEY, "observed_at"]
-    candidates = obs.group_by(*point, "normalized_value").agg(
+    candidates = obs.group_by(*point, "value_class").agg(
         pl.col("is_keeper").any().alias("keeper"),
         (pl.col("confidence") * _CONF_UNITS).round().cast(pl.Int64).sum().alias("total_confidence"),
         pl.len().alias("n"),
     )
     return (
         candidates.sort(
-            [*point, "keeper", "total_confidence", "n", "normalized_value"],
+            [*point, "keeper", "total_confidence", "n", "value_class"],
             descending=[False, False, False, True, True, True, False],
         )
         .group_by(point, maintain_order=True).first()
-        .select(*point, "normalized_value")
+        .select(*point, "value_class")
     )
 
 
@@ -235,14 +242,14 @@ def build_entity_attributes(
     point = [*_KEY, "observed_at"]
     winners = _time_point_winners(obs).sort(point)
     winners = winners.with_columns(
-        (pl.col("normalized_value") != pl.col("normalized_value").shift(1).over(_KEY)).fill_null(True).alias("changed")
+        (pl.col("value_class") != pl.col("value_class").shift(1).over(_KEY)).fill_null(True).alias("changed")
     ).with_columns(pl.col("changed").cast(pl.Int64).cum_sum().over(_KEY).alias("run"))
 
     contributing = obs.join(
-        winners.select(*point, "normalized_value", "run"), on=[*point, "normalized_value"], how="inner"
+        winners.select(*point, "value_class", "run"), on=[*point, "value_class"], how="inner"
     )
     rows = contributing.group_by(*_KEY, "run").agg(
-        pl.col("normalized_value").first(),
+        pl.col("value_class").first(),
         pl.col("observed_at").min().alias("valid_from"),
         pl.col("confidence").max(),
         pl.col("document_id").drop_nulls().unique().sort().alias("source_document_ids"),
@@ -250,7 +257,7 @@ def build_entity_attributes(
         pl.len().cast(pl.Int64).alias("observation_count"),
     )
     rows = (
-        rows.join(_displayed_values(obs), on=[*_KEY, "normalized_value"], how="left")
+        rows.join(_displayed_values(obs), on=[*_KEY, "value_class"], how="left")
         .sort([*_KEY, "valid_from"])
         .pipe(_with_attribute_ids)
         .with_columns(

@@ -72,7 +72,7 @@ def linked_entities(
             "redirects": redirects.height,
             "redirects_by_method": dg.MetadataValue.json(dict(zip(methods["method"], methods["len"]))),
             "overrides": overrides.height,
-            "linker": linker.name,
+            "linker": f"{linker.name} ({linker.version})",
             "documents_retracted": len(retired),
             "mentions": mentions.height,
         }

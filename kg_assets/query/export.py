@@ -4,13 +4,15 @@
 |---|---|---|
 | graphml | one .graphml file | `networkx.read_graphml`, Gephi, yEd, Cytoscape |
 | json | one node-link .json file | `networkx.node_link_graph(json.load(f), edges="edges")` |
-| neo4j | a folder: nodes.csv, relationships.csv | `neo4j-admin database import full --nodes=nodes.csv --relationships=relationships.csv --multiline-fields=true` |
-| parquet | a folder: nodes.parquet, edges.parquet, attributes.parquet | Polars, DuckDB, pandas, Spark |
+| neo4j | a folder: nodes.csv, relationships.csv, chunks.csv, extracted_from.csv | `neo4j-admin database import full --nodes=nodes.csv --nodes=chunks.csv --relationships=relationships.csv --relationships=extracted_from.csv --multiline-fields=true` |
+| parquet | a folder: nodes.parquet, edges.parquet, attributes.parquet, chunks.parquet, extracted_from.parquet | Polars, DuckDB, pandas, Spark |
 
 Nodes carry their current attribute values (`attr_<key>` columns in GraphML and CSV, an `attributes`
 object in JSON, attributes.parquet with validity and sources in Parquet) and their provenance
 (`source_chunk_ids`); edges carry weight, keywords, description, `source_chunk_ids` and
-`document_ids`. GraphML has no list type, so lists are JSON strings there; the Neo4j CSV lists use
+`document_ids`. Provenance is in the graph too (seed 003): every chunk a node was extracted from is a
+node (`kind` "Chunk": document, index, section path, offsets; entities have `kind` "Entity") and an
+`EXTRACTED_FROM` edge, confidence 1.0, goes from the entity to it. GraphML has no list type, so lists are JSON strings there; the Neo4j CSV lists use
 `;` (its default array delimiter; a `;` inside a value becomes `,`).
 
 `as_of`: the graph as the current documents dated at or before that time describe it. Consolidation's
@@ -26,7 +28,9 @@ from pathlib import Path
 
 import polars as pl
 
-from kg_assets.core.consolidate import build_edges, build_entities, build_nodes
+from dataclasses import dataclass
+
+from kg_assets.core.consolidate import EXTRACTED_FROM, build_edges, build_entities, build_nodes, provenance_edges
 from kg_assets.core.linking import apply_redirects
 from kg_assets.query.models import ExportResult
 from kg_assets.storage.graph_reads import GraphReads
@@ -37,9 +41,22 @@ _NODE_COLUMNS = ("node_id", "name", "entity_type", "description", "aliases", "me
                  "degree", "first_seen", "last_seen", "source_chunk_ids")
 
 
-def graph_frames(reads: GraphReads, as_of: datetime | None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """(nodes, edges, attributes): the current graph, or the graph as of a time; nodes gain `attributes`
-    (list of {key, value})."""
+@dataclass(frozen=True)
+class GraphFrames:
+    nodes: pl.DataFrame  # entities, with `attributes` (list of {key, value})
+    edges: pl.DataFrame  # relations
+    attributes: pl.DataFrame
+    chunks: pl.DataFrame  # the chunks the nodes were extracted from
+    provenance: pl.DataFrame  # EXTRACTED_FROM edges, entity -> chunk, confidence 1.0
+
+
+def provenance_edge_ids(provenance: pl.DataFrame) -> pl.Expr:
+    """A provenance edge's id: "<entity id>::EXTRACTED_FROM::<chunk id>" (one edge per pair)."""
+    return pl.concat_str("source_id", pl.lit(f"::{EXTRACTED_FROM}::"), "target_id").alias("edge_id")
+
+
+def graph_frames(reads: GraphReads, as_of: datetime | None) -> GraphFrames:
+    """The current graph, or the graph as of a time, with its provenance."""
     if as_of is None:
         nodes, edges = reads.current_graph()
     else:
@@ -56,7 +73,20 @@ def graph_frames(reads: GraphReads, as_of: datetime | None) -> tuple[pl.DataFram
         pl.struct(pl.col("attr_key").alias("key"), "value").sort_by("attr_key").alias("attributes"))
     nodes = nodes.join(per_node, left_on="node_id", right_on="entity_id", how="left").with_columns(
         pl.col("attributes").fill_null([]))
-    return nodes, edges, attributes
+    provenance = provenance_edges(nodes)
+    chunks = reads.chunk_nodes(provenance["target_id"].unique().sort().to_list())
+    provenance = provenance.join(chunks.select(pl.col("chunk_id").alias("target_id")), on="target_id", how="semi")
+    provenance = provenance.select(provenance_edge_ids(provenance), pl.all())
+    return GraphFrames(nodes, edges, attributes, chunks, provenance)
+
+
+def _chunk_rows(chunks: pl.DataFrame) -> pl.DataFrame:
+    """Chunk nodes as the node-link and GraphML exports write them (label "<document> #<index>")."""
+    return chunks.select(
+        pl.col("chunk_id").alias("node_id"),
+        pl.concat_str("document_id", pl.lit(" #"), pl.col("chunk_index").cast(pl.String)).alias("name"),
+        pl.lit("Chunk").alias("kind"), "document_id", pl.col("chunk_index").cast(pl.Int64), "section_path",
+        "char_start", "char_end", pl.col("token_count").cast(pl.Int64))
 
 
 def _attribute_columns(nodes: pl.DataFrame) -> list[pl.Expr]:
@@ -110,10 +140,15 @@ def _graphml_elements(frame: pl.DataFrame, kind: str, attributes: dict[str, str]
     return keys, values.select(element.alias("xml")).to_series()
 
 
-def write_graphml(nodes: pl.DataFrame, edges: pl.DataFrame, out: Path, meta: dict) -> list[Path]:
-    node_rows = nodes.select("node_id", pl.col("name").alias("label"), *_NODE_COLUMNS[1:], *_attribute_columns(nodes))
-    edge_rows = edges.select("edge_id", "source_id", "target_id", pl.col("relation_type").alias("label"),
-                             pl.exclude("edge_id", "source_id", "target_id"))
+def write_graphml(graph: GraphFrames, out: Path, meta: dict) -> list[Path]:
+    nodes = graph.nodes
+    entity_rows = nodes.select("node_id", pl.col("name").alias("label"), pl.lit("Entity").alias("kind"),
+                               *_NODE_COLUMNS[1:], *_attribute_columns(nodes))
+    node_rows = pl.concat([entity_rows, _chunk_rows(graph.chunks).rename({"name": "label"})], how="diagonal")
+    relation_rows = graph.edges.select("edge_id", "source_id", "target_id", pl.col("relation_type").alias("label"),
+                                       pl.exclude("edge_id", "source_id", "target_id"))
+    edge_rows = pl.concat([relation_rows, graph.provenance.with_columns(pl.col("relation_type").alias("label"))],
+                          how="diagonal")
     node_keys, node_xml = _graphml_elements(node_rows, "node", {"node_id": "id"}, 0)
     edge_keys, edge_xml = _graphml_elements(edge_rows, "edge", {"edge_id": "id", "source_id": "source",
                                                                  "target_id": "target"}, len(node_keys))
@@ -135,10 +170,13 @@ def write_graphml(nodes: pl.DataFrame, edges: pl.DataFrame, out: Path, meta: dic
 
 # ---- node-link JSON ------------------------------------------------------------------------------------
 
-def write_node_link_json(nodes: pl.DataFrame, edges: pl.DataFrame, out: Path, meta: dict) -> list[Path]:
-    node_rows = [{"id": n.pop("node_id"), **n, "attributes": {a["key"]: a["value"] for a in n["attributes"]}}
-                 for n in nodes.iter_rows(named=True)]
+def write_node_link_json(graph: GraphFrames, out: Path, meta: dict) -> list[Path]:
+    node_rows = [{"id": n.pop("node_id"), "kind": "Entity", **n,
+                  "attributes": {a["key"]: a["value"] for a in n["attributes"]}}
+                 for n in graph.nodes.iter_rows(named=True)]
+    node_rows += [{"id": n.pop("node_id"), **n} for n in _chunk_rows(graph.chunks).iter_rows(named=True)]
     # Edges are most of the file: Polars writes their records (ISO times, lists as arrays) in one pass.
+    edges = pl.concat([graph.edges, graph.provenance], how="diagonal")
     edge_rows = edges.select(pl.col("source_id").alias("source"), pl.col("target_id").alias("target"),
                              pl.col("edge_id").alias("key"), pl.all())
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -162,8 +200,10 @@ def _neo4j_time(column: str) -> pl.Expr:
     return pl.col(column).dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
 
 
-def write_neo4j_csv(nodes: pl.DataFrame, edges: pl.DataFrame, out: Path) -> list[Path]:
-    """The `neo4j-admin database import` layout: typed headers, :ID/:LABEL, :START_ID/:END_ID/:TYPE."""
+def write_neo4j_csv(graph: GraphFrames, out: Path) -> list[Path]:
+    """The `neo4j-admin database import` layout: typed headers, :ID/:LABEL, :START_ID/:END_ID/:TYPE;
+    entities and chunks are two id spaces (Entity, Chunk)."""
+    nodes, edges = graph.nodes, graph.edges
     node_rows = nodes.select(
         pl.col("node_id").alias("entity_id:ID(Entity)"),
         pl.concat_str(pl.lit("Entity"), pl.col("entity_type"), separator=NEO4J_ARRAY_DELIMITER).alias(":LABEL"),
@@ -188,19 +228,25 @@ def write_neo4j_csv(nodes: pl.DataFrame, edges: pl.DataFrame, out: Path) -> list
         _neo4j_list("source_chunk_ids").alias("source_chunk_ids:string[]"),
         _neo4j_list("document_ids").alias("document_ids:string[]"),
     )
+    chunk_rows = graph.chunks.select(
+        pl.col("chunk_id").alias("chunk_id:ID(Chunk)"), pl.lit("Chunk").alias(":LABEL"), "document_id",
+        pl.col("chunk_index").alias("chunk_index:long"), "section_path", pl.col("char_start").alias("char_start:long"),
+        pl.col("char_end").alias("char_end:long"), pl.col("token_count").alias("token_count:long"))
+    provenance_rows = graph.provenance.select(
+        pl.col("source_id").alias(":START_ID(Entity)"), pl.col("target_id").alias(":END_ID(Chunk)"),
+        pl.col("relation_type").alias(":TYPE"), pl.col("confidence").alias("confidence:double"))
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "nodes.csv", out / "relationships.csv"]
-    node_rows.write_csv(paths[0])
-    edge_rows.write_csv(paths[1])
+    paths = [out / "nodes.csv", out / "relationships.csv", out / "chunks.csv", out / "extracted_from.csv"]
+    for frame, path in zip((node_rows, edge_rows, chunk_rows, provenance_rows), paths):
+        frame.write_csv(path)
     return paths
 
 
-def write_parquet(nodes: pl.DataFrame, edges: pl.DataFrame, attributes: pl.DataFrame, out: Path,
-                  meta: dict) -> list[Path]:
+def write_parquet(graph: GraphFrames, out: Path, meta: dict) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "nodes.parquet", out / "edges.parquet", out / "attributes.parquet"]
+    paths = [out / f"{name}.parquet" for name in ("nodes", "edges", "attributes", "chunks", "extracted_from")]
     metadata = {k: str(v) for k, v in meta.items() if v is not None}
-    for frame, path in zip((nodes, edges, attributes), paths):
+    for frame, path in zip((graph.nodes, graph.edges, graph.attributes, graph.chunks, graph.provenance), paths):
         frame.write_parquet(path, metadata=metadata)
     return paths
 
@@ -208,16 +254,16 @@ def write_parquet(nodes: pl.DataFrame, edges: pl.DataFrame, attributes: pl.DataF
 def export_graph(reads: GraphReads, fmt: str, out: Path, as_of: datetime | None) -> ExportResult:
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    nodes, edges, attributes = graph_frames(reads, as_of)
+    graph = graph_frames(reads, as_of)
     meta = {"exported_at": datetime.now(UTC).isoformat(), "as_of": as_of.isoformat() if as_of else None,
             "source": "kg_assets"}
     if fmt == "graphml":
-        paths = write_graphml(nodes, edges, out, meta)
+        paths = write_graphml(graph, out, meta)
     elif fmt == "json":
-        paths = write_node_link_json(nodes, edges, out, meta)
+        paths = write_node_link_json(graph, out, meta)
     elif fmt == "neo4j":
-        paths = write_neo4j_csv(nodes, edges, out)
+        paths = write_neo4j_csv(graph, out)
     else:
-        paths = write_parquet(nodes, edges, attributes, out, meta)
-    return ExportResult(format=fmt, paths=[str(p) for p in paths], nodes=nodes.height, edges=edges.height,
-                        as_of=as_of)
+        paths = write_parquet(graph, out, meta)
+    return ExportResult(format=fmt, paths=[str(p) for p in paths], nodes=graph.nodes.height, edges=graph.edges.height,
+                        chunks=graph.chunks.height, provenance_edges=graph.provenance.height, as_of=as_of)

@@ -148,4 +148,6 @@ class ExportResult(BaseModel):
     paths: list[str]
     nodes: int
     edges: int
+    chunks: int = 0  # chunk nodes the EXTRACTED_FROM edges point at
+    provenance_edges: int = 0
     as_of: datetime | None = None

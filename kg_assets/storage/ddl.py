@@ -1,4 +1,5 @@
-"""The DDL of schema `kg`: tables from the column contracts, plus the attribute views and table macro.
+"""The DDL of schema `kg`: tables from the column contracts, the attribute views and table macro, and the
+provenance view `extracted_from`.
 
 The views are the SQL twins of `core.temporal.current_attributes` and `attributes_as_of`
 (kg_assets_tests/test_temporal.py checks that both give the same rows).
@@ -47,7 +48,16 @@ ATTRIBUTES_AT_MACRO = f"""CREATE OR REPLACE MACRO {SCHEMA}.entity_attributes_at(
 SELECT * FROM {SCHEMA}.entity_attributes
 WHERE valid_from <= ts AND (valid_until IS NULL OR ts < valid_until)"""
 
-VIEWS = (CURRENT_ATTRIBUTES_VIEW, ATTRIBUTE_HISTORY_VIEW, ATTRIBUTES_AS_OF_VIEW, ATTRIBUTES_AT_MACRO)
+# Provenance as graph edges: current node -> each chunk it was extracted from (the SQL twin of
+# `core.consolidate.provenance_edges`).
+EXTRACTED_FROM_VIEW = f"""CREATE OR REPLACE VIEW {SCHEMA}.extracted_from AS
+SELECT DISTINCT n.node_id AS source_id, u.chunk_id AS target_id, 'EXTRACTED_FROM' AS relation_type,
+       1.0::DOUBLE AS confidence, c.document_id, c.section_path
+FROM {SCHEMA}.graph_nodes n, unnest(n.source_chunk_ids) AS u(chunk_id)
+LEFT JOIN {SCHEMA}.chunks c ON c.chunk_id = u.chunk_id
+WHERE n.valid_until IS NULL AND u.chunk_id IS NOT NULL"""
+
+VIEWS = (CURRENT_ATTRIBUTES_VIEW, ATTRIBUTE_HISTORY_VIEW, ATTRIBUTES_AS_OF_VIEW, ATTRIBUTES_AT_MACRO, EXTRACTED_FROM_VIEW)
 
 
 def table_ddl(table: str, schema: dict[str, pl.DataType]) -> str:

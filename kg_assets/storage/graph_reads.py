@@ -305,6 +305,13 @@ class GraphReads:
             FROM {SCHEMA}.graph_edges WHERE valid_until IS NULL ORDER BY source_id, target_id, relation_type""")
         return nodes, edges
 
+    def chunk_nodes(self, chunk_ids: Sequence[str]) -> pl.DataFrame:
+        """The chunks provenance edges point at: chunk_id, document_id, chunk_index, section_path, offsets."""
+        return _frame(self.con, f"""
+            SELECT chunk_id, document_id, chunk_index, section_path, char_start, char_end, token_count
+            FROM {SCHEMA}.chunks WHERE chunk_id IN (SELECT unnest($ids::VARCHAR[])) ORDER BY chunk_id""",
+            {"ids": list(chunk_ids)})
+
     def attributes(self, as_of: datetime | None = None) -> pl.DataFrame:
         """Attribute rows current (or valid at as_of) of current entities."""
         return _frame(self.con, f"""

@@ -158,7 +158,8 @@ class Warehouse(WarehouseReads):
                     "from_id": from_id, "to_id": to_id, "action": action, "note": note, "created_at": now_utc()}]))
 
     def upsert_documents(self, docs: pl.DataFrame) -> pl.DataFrame:
-        """Versioned write of documents: a new content hash closes the current row and opens a new one.
+        """Versioned write of documents: a new content hash, status, text or outline closes the current row
+        and opens a new one.
 
         Returns the frame of documents whose content (or status) changed, i.e. that need downstream work.
         """
@@ -174,7 +175,9 @@ class Warehouse(WarehouseReads):
                     f"""SELECT n.document_id FROM _docs n LEFT JOIN {SCHEMA}.documents o
                         ON o.document_id = n.document_id AND o.valid_until IS NULL
                         WHERE o.document_id IS NULL OR o.content_hash IS DISTINCT FROM n.content_hash
-                           OR o.status IS DISTINCT FROM n.status""",
+                           OR o.status IS DISTINCT FROM n.status
+                           -- the same bytes read by a newer reader (headings marked, an outline found)
+                           OR o.text IS DISTINCT FROM n.text OR o.headings IS DISTINCT FROM n.headings""",
                 )
                 con.execute(
                     f"""UPDATE {SCHEMA}.documents SET valid_until = $ts

@@ -36,8 +36,23 @@ GEO_ALIASES = {
     "UK": "UNITED KINGDOM", "GREAT BRITAIN": "UNITED KINGDOM", "BRITAIN": "UNITED KINGDOM",
     "USSR": "SOVIET UNION", "UAE": "UNITED ARAB EMIRATES",
 }
-GEO_TYPES = ["LOCATION", OTHER]
-ORG_TYPES = ["ORGANIZATION", OTHER]
+# Words that say what kind of company a name is, not which one: "Northwind Robotics" is named "Northwind".
+COMPANY_DESCRIPTORS = [
+    "ROBOTICS", "ANALYTICS", "SYSTEMS", "TECHNOLOGIES", "TECHNOLOGY", "SOLUTIONS", "SOFTWARE", "NETWORKS",
+    "PARTNERS", "CAPITAL", "VENTURES", "INDUSTRIES", "ENTERPRISES", "PHARMACEUTICALS", "PHARMA", "THERAPEUTICS",
+    "BIOSCIENCES", "MOTORS", "AIRLINES", "AIRWAYS", "STUDIOS", "GROUP", "HOLDINGS", "LAB", "LABS", "LABORATORY",
+    "LABORATORIES", "SENSORS", "ELECTRONICS", "INTERNATIONAL", "WORLDWIDE", "GLOBAL",
+]
+# An attribute value, not a name of known type: the folds of every type apply where they fit (an honorific
+# before a capitalised word, a corporate suffix, a country alias), so values compare as the linker compares names.
+VALUE = "VALUE"
+GEO_TYPES = ["LOCATION", OTHER, VALUE]
+PLACE_TYPES = ["LOCATION"]
+# lower-case words after a place's name that only say what kind of place it is: "Aceh province" is Aceh
+# (while "Albany County", capitalised, is another place than Albany)
+PLACE_CLASS_WORDS = ["province", "region", "state", "city", "town", "village", "district", "island", "area",
+                     "municipality", "prefecture", "regency", "country"]
+ORG_TYPES = ["ORGANIZATION", OTHER, VALUE]
 
 MAX_TOKENS = 10  # longer "names" are phrases: they can be linked by key but publish no handles
 MIN_SHORT_CHARS = 4  # the seed rule: the shorter side of a containment has at least 4 characters
@@ -60,6 +75,9 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     paren = s.str.extract(r"\(\s*([\p{Lu}][\p{Lu}\p{N}&.]{1,11})\s*\)\s*$", 1).str.replace_all(r"[^\p{L}\p{N}]", "")
     base = s.str.replace(r"\s*\([^()]*\)\s*$", "")
     base = pl.when(base.str.contains(r"[\p{L}\p{N}]")).then(base).otherwise(s)
+    et = pl.col(entity_type)
+    # a place before a possessive qualifies the place after it: "Indonesia's Aceh province" is in Aceh
+    base = pl.when(et.is_in(PLACE_TYPES)).then(base.str.replace(r"^.*\S\s?['’`]s\s+(\p{Lu})", "${1}")).otherwise(base)
     base = base.str.replace_all(r"['’`]s\b", "").str.replace_all(r"\b(\p{L})\.", "${1}")
     # runs of single capitals are one acronym: "U . S ." / "U S" -> "US" (a lone initial stays: "John F Kennedy")
     base = base.str.replace_all(r"\b(\p{Lu})\b", "${1}§")
@@ -67,7 +85,28 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
         base = base.str.replace_all(r"§[\s.]+(\p{Lu})§", "${1}§")
     base = base.str.replace_all("§", "")
     out = nodes.lazy().with_columns(base.str.extract_all(r"[\p{L}\p{N}]+").alias("tok"), paren.alias("declared"))
-    et = pl.col(entity_type)
+    # lower-case words that are no name particle describe the name: "Polygamist leader Warren Jeffs",
+    # "Indonesian province of Aceh"
+    describing = pl.element().str.contains(r"^\p{Ll}") & ~pl.element().is_in(CONNECTORS)
+    last_describing = pl.col("tok").list.eval(pl.when(describing).then(pl.int_range(pl.len())).otherwise(None)).list.max()
+    capital_after = (pl.col("tok").list.slice(last_describing + 1)
+                     .list.eval(pl.element().str.contains(r"^\p{Lu}")).list.any().fill_null(False))
+    # ... before a place only as "<capitalised or describing words> <describing word> of <Name>": in "Aceh,
+    # on the northern tip of Sumatra" the place is Aceh
+    head = pl.col("tok").list.slice(0, last_describing)
+    place_prefix = (
+        (pl.col("tok").list.get(last_describing + 1, null_on_oob=True).str.to_lowercase() == "of").fill_null(False)
+        & head.list.eval(pl.element().str.contains(r"^\p{Lu}") | describing).list.all().fill_null(True))
+    out = out.with_columns(
+        pl.when(last_describing.is_not_null() & capital_after
+                & ((et == "PERSON") | (et.is_in(PLACE_TYPES) & place_prefix)))
+        .then(pl.col("tok").list.slice(last_describing + 1)).otherwise(pl.col("tok")).alias("tok"))
+    for _ in range(3):
+        ends_describing = pl.col("tok").list.last().is_in(PLACE_CLASS_WORDS).fill_null(False)
+        capital_before = (pl.col("tok").list.slice(0, pl.col("tok").list.len() - 1)
+                          .list.eval(pl.element().str.contains(r"^\p{Lu}")).list.any().fill_null(False))
+        out = out.with_columns(_drop_last((pl.col("tok").list.len() > 1) & et.is_in(PLACE_TYPES)
+                                          & ends_describing & capital_before).alias("tok"))
     first_up = pl.col("tok").list.first().str.to_uppercase()
     last_up = pl.col("tok").list.last().str.to_uppercase()
     many = pl.col("tok").list.len() > 1
@@ -79,6 +118,8 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
             first_up.is_in(ARTICLES) | (first_up.is_in(PREPOSITIONS) & capital_follows)
             | ((et == "PERSON") & (first_up.is_in(HONORIFICS)
                                    | (pl.col("tok").list.first().str.contains(r"^\p{Ll}") & capital_follows)))
+            | ((et == VALUE) & first_up.is_in(HONORIFICS)
+               & pl.col("tok").list.get(1, null_on_oob=True).str.contains(r"^\p{Lu}").fill_null(False))
         )).alias("tok"))
     for _ in range(2):
         out = out.with_columns(_drop_last(many & et.is_in(ORG_TYPES) & last_up.is_in(CORPORATE_SUFFIXES))
@@ -108,6 +149,31 @@ def _spans() -> pl.DataFrame:
     rows = [(n, start, length) for n in range(2, MAX_TOKENS + 1) for length in range(1, n)
             for start in range(0, n - length + 1)]
     return pl.DataFrame(rows, schema={"n_tok": pl.Int64, "start": pl.Int64, "length": pl.Int64}, orient="row")
+
+
+def acronym_forms(frame: pl.DataFrame, tokens: str = "tok") -> pl.DataFrame:
+    """(idx, h_key): the acronyms a name of 2+ content words can be written as: initials of its
+    capitalised content words, with or without the connectors, all-caps words of 2-4 letters kept whole
+    ("US Geological Survey" -> USGS). Pass upper-cased tokens to let every content word count."""
+    e = pl.element()
+    is_conn = e.str.to_lowercase().is_in(CONNECTORS)
+    content = e.str.contains(r"^\p{Lu}") & ~is_conn  # a number is no word of an acronym ("Q1 2025" is not Q2)
+    initial = e.str.slice(0, 1).str.to_uppercase()
+    whole = pl.when(e.str.contains(r"^\p{Lu}{2,4}$")).then(e).otherwise(initial)
+
+    def letters(keep: pl.Expr, letter: pl.Expr) -> pl.Expr:
+        return pl.col(tokens).list.eval(pl.when(keep).then(letter).otherwise(pl.lit(""))).list.join("")
+
+    acr = frame.lazy().select(
+        "idx",
+        letters(content, initial).alias("a1"),
+        letters(content, whole).alias("a2"),
+        letters(content | is_conn, initial).alias("a3"),
+        letters(content | is_conn, whole).alias("a4"),
+        pl.col(tokens).list.eval(content).list.sum().alias("n_content"),
+    ).filter(pl.col("n_content") >= 2).collect()
+    acr = acr.unpivot(index="idx", on=["a1", "a2", "a3", "a4"], value_name="h_key").select("idx", "h_key")
+    return acr.filter(pl.col("h_key").str.len_chars().is_between(2, MAX_ACRONYM)).unique()
 
 
 def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acronyms: pl.DataFrame) -> pl.DataFrame:
@@ -155,6 +221,8 @@ def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acron
             .alias("extras_namelike"),
             pl.col("outside").list.eval(pl.element().str.contains(r"\p{N}|^[IVXLC]{1,4}$")).list.any()
             .alias("extras_numbered"),
+            pl.col("outside").list.eval(pl.element().str.to_uppercase().is_in(COMPANY_DESCRIPTORS)).list.all()
+            .alias("extras_descriptors"),
             ((pl.col("start") <= pl.col("head")) & (pl.col("head") < pl.col("start") + pl.col("length")))
             .alias("has_head"),
         )
@@ -167,7 +235,10 @@ def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acron
             .when(et == "LOCATION").then(None)  # Albany / Albany County, Germany / East Germany: other places
             .otherwise(
                 pl.when(pl.col("extras_namelike") & pl.col("has_head") & ~pl.col("after_connector")
-                        & ~pl.col("extras_numbered")).then(pl.lit("containment")))
+                        & ~pl.col("extras_numbered")).then(pl.lit("containment"))
+                # "Northwind" names "Northwind Robotics": what the head lacks only says what kind of company
+                .when((et == "ORGANIZATION") & pl.col("is_prefix") & pl.col("extras_descriptors"))
+                .then(pl.lit("org_short_form")))
         )
         global_ok = (
             pl.when(pl.col("rule").is_in(["surname", "person_short_form"])).then(True)
@@ -193,28 +264,8 @@ def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acron
     frames.append(fl.select(pl.col("idx").alias("l"), "h_key", pl.lit("person_short_form").alias("rule"),
                             pl.lit(True).alias("global_ok")))
 
-    # acronyms: initials of capitalised content words (variants: connectors, all-caps tokens whole)
     if short_acronyms.height:
-        e = pl.element()
-        is_conn = e.str.to_lowercase().is_in(CONNECTORS)
-        content = e.str.contains(r"^[\p{Lu}\p{N}]") & ~is_conn
-        initial = e.str.slice(0, 1).str.to_uppercase()
-        whole = pl.when(e.str.contains(r"^\p{Lu}{2,4}$")).then(e).otherwise(initial)
-
-        def letters(keep: pl.Expr, letter: pl.Expr) -> pl.Expr:
-            return pl.col("tok").list.eval(pl.when(keep).then(letter).otherwise(pl.lit(""))).list.join("")
-
-        acr = long.lazy().select(
-            "idx",
-            letters(content, initial).alias("a1"),
-            letters(content, whole).alias("a2"),
-            letters(content | is_conn, initial).alias("a3"),
-            letters(content | is_conn, whole).alias("a4"),
-            pl.col("tok").list.eval(content).list.sum().alias("n_content"),
-        ).filter(pl.col("n_content") >= 2).collect()
-        acr = acr.unpivot(index="idx", on=["a1", "a2", "a3", "a4"], value_name="h_key").select("idx", "h_key")
-        acr = acr.filter(pl.col("h_key").str.len_chars().is_between(2, MAX_ACRONYM)).unique()
-        acr = acr.join(short_acronyms, on="h_key", how="semi")
+        acr = acronym_forms(long).join(short_acronyms, on="h_key", how="semi")
         frames.append(acr.select(pl.col("idx").alias("l"), "h_key", pl.lit("acronym").alias("rule"),
                                  (pl.col("h_key").str.len_chars() >= 3).alias("global_ok")))
     declared = nodes.filter(pl.col("declared").is_not_null() & (pl.col("n_tok") >= 1)).select(

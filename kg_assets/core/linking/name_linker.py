@@ -40,8 +40,15 @@ names; none is tuned to a data set.
          pie";
        * leaves no number or roman numeral ("World Cup" is not "2014 World Cup", "Legends" not
          "Legends II").
+   - org_short_form (ORGANIZATION): the leading words of a company name when every word left out only
+     says what kind of company it is (Robotics, Analytics, Systems, Labs, Group, Holdings ...:
+     `name_keys.COMPANY_DESCRIPTORS`): "Northwind" -> "Northwind Robotics", while "Apex" is not "Apex
+     Mobile". Only with same-document evidence, like single-word heads.
      Locations are never extended by containment: a place's name extended either way is usually
      another place (Albany / Albany County, Germany / East Germany, New York / New York City).
+   Types: the short side has the long side's type, except that one typed OTHER (the extractor could not
+   tell) may join another type by an acronym or an org_short_form: "QDL" (OTHER) -> "Quantum Dynamics
+   Lab" (ORGANIZATION). Across documents that needs an acronym the corpus declares ("Name (ABC)").
    Evidence, strongest first:
    - same document: in each document where the short id occurs with exactly one candidate entity,
      that document votes for it (a document with two candidates, e.g. two Smiths, votes for none).
@@ -87,20 +94,26 @@ SCORES = {
     "acronym": (0.9, 0.75),
     "person_short_form": (0.9, 0.75),
     "containment": (0.85, 0.7),
+    "org_short_form": (0.85, 0.7),
 }
 RULE_METHOD = {"acronym": "acronym", "declared_acronym": "acronym", "surname": "person_short_form",
                "person_short_form": "person_short_form", "first_name": "person_short_form",
-               "containment": "containment"}
+               "containment": "containment", "org_short_form": "org_short_form"}
 RULE_LABEL = {"acronym": "acronym", "declared_acronym": "declared acronym", "surname": "surname",
-              "person_short_form": "short form", "first_name": "given name", "containment": "contained name"}
+              "person_short_form": "short form", "first_name": "given name", "containment": "contained name",
+              "org_short_form": "short name"}
 RULE_RANK = {"declared_acronym": 0, "acronym": 1, "person_short_form": 2, "surname": 3, "containment": 4,
-             "first_name": 5}
+             "org_short_form": 5, "first_name": 6}
+# Rules by which a short form typed OTHER (untyped) may join a long form of another type.
+UNTYPED_RULES = ["acronym", "declared_acronym", "org_short_form"]
 
 
 class NameLinker:
     """Rule-based name linker (see the module docstring). `stats` describes the last `link` call."""
 
     name = "name_rules"
+    # 2: company short names, untyped acronyms across types, letters-only acronyms
+    version = "name-rules-2"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
@@ -226,14 +239,15 @@ class NameLinker:
             pl.when(pl.col("rule").is_in(["acronym", "declared_acronym"])).then(pl.col("is_acronym"))
             .otherwise(pl.col("key_chars") >= MIN_SHORT_CHARS)
         )
-        same_type = pl.col("s_type") == pl.col("l_type")
+        type_ok = (pl.col("s_type") == pl.col("l_type")) | (
+            (pl.col("s_type") == OTHER) & pl.col("rule").is_in(UNTYPED_RULES))
 
         # same-document candidates: join on (document, handle)
         hd = handles.join(node_docs.rename({"idx": "l"}), on="l")
         sd = s.join(node_docs.rename({"idx": "s"}), on="s")
         in_doc = (
             sd.join(hd, on=["doc", "h_key"])
-            .filter((pl.col("s") != pl.col("l")) & rule_ok & same_type)
+            .filter((pl.col("s") != pl.col("l")) & rule_ok & type_ok)
             .select("s", "l", "doc", "rule", "n_tok", "global_ok")
         )
         # across documents: join on handle, skipping handles shared by too many long entities
@@ -242,7 +256,9 @@ class NameLinker:
         glob_h = handles.filter(pl.col("global_ok")).join(capped, on="h_key", how="anti")
         glob = (
             s.join(glob_h, on="h_key")
-            .filter((pl.col("s") != pl.col("l")) & rule_ok & same_type)
+            # across types, only an acronym the corpus declares reaches another document
+            .filter((pl.col("s") != pl.col("l")) & rule_ok & type_ok
+                    & ((pl.col("s_type") == pl.col("l_type")) | (pl.col("rule") == "declared_acronym")))
             .select("s", "l", "rule", "n_tok", "l_docs")
         )
         ambiguous_short = s.join(capped, on="h_key", how="semi").select("s")
@@ -264,7 +280,7 @@ class NameLinker:
         in_doc = in_doc.with_columns(rank.alias("rank"))
         glob = glob.with_columns(rank.alias("rank"))
 
-        links = {"acronym": 0, "person_short_form": 0, "containment": 0}
+        links = dict.fromkeys(SCORES, 0)
         levels = sorted(set(in_doc["n_tok"].to_list()) | set(glob["n_tok"].to_list()), reverse=True)
         for level in levels:
             decisions = []

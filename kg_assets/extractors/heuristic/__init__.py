@@ -6,10 +6,11 @@ pass per chunk, rows built once per batch by the shared row builder) and honest 
 Per chunk (``extractor``): ``sentences`` splits the text, ``mentions`` finds and types the names,
 ``attributes`` reads attribute cues (``cue_context`` finds their subjects and may retype weakly typed
 mentions; ``cue_patterns`` holds the patterns), ``relations`` pairs the mentions of a sentence;
-``lexicon`` holds the word lists and the built-in gazetteer. Each module's docstring states its rules.
+``lexicon`` holds the word lists and the built-in gazetteer; in chat chunks ``chat_turns`` reads the
+line prefixes (speakers) and resolves first-person pronouns to them. Each module's docstring states its rules.
 
 Known limits
-    No coreference beyond the rules above (pronouns are ignored), no lowercase entities (``python``),
+    No coreference beyond the rules above (pronouns are ignored, except first-person ones in chat messages), no lowercase entities (``python``),
     no nested entities; unknown organisations without a head word are OTHER, and ``at Acme`` /
     ``from Acme`` even reads as LOCATION; people whose given name is not in the list are OTHER unless
     a title precedes them; sentence-initial capitalised common words can leak in when they form

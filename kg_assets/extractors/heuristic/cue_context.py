@@ -47,7 +47,7 @@ from kg_assets.extractors.heuristic.lexicon import (
     WORD_RE,
     word_key,
 )
-from kg_assets.extractors.heuristic.mentions import STRONG, Span
+from kg_assets.extractors.heuristic.mentions import STRONG, Span, defines_acronym
 
 CONF_CONTEXT = 0.7  # a weak mention retyped by a cue ("X, a senior engineer at Y")
 _WEAK_CUES = frozenset({"fallback", "preposition"})  # typed by nothing but position: a cue may retype them
@@ -75,14 +75,7 @@ class CueContext:
         full_name: dict[str, str] = {}
         for k in range(1, len(spans)):
             sp, prev = spans[k], spans[k - 1]
-            if (
-                len(sp.words) == 1
-                and sp.name.isupper()
-                and text[sp.start - 1:sp.start] == "("
-                and text[sp.end:sp.end + 1] == ")"
-                and not text[prev.end:sp.start - 1].strip()
-                and "".join(w[0] for w in prev.name.split() if w[:1].isupper()) == sp.name
-            ):
+            if defines_acronym(text, prev, sp):
                 full_name.setdefault(sp.name, prev.name)
         return full_name
 

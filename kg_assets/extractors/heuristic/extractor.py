@@ -10,6 +10,7 @@ from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES
 from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, MentionRecord, build_rows
 from kg_assets.extractors.base import settings_digest
 from kg_assets.extractors.heuristic.attributes import AttributeReader
+from kg_assets.extractors.heuristic.chat_turns import CONF_SPEAKER, read_chat, speaker_names, speaker_spans
 from kg_assets.extractors.heuristic.lexicon import BUILTIN_GAZETTEER, word_key
 from kg_assets.extractors.heuristic.mentions import MentionFinder
 from kg_assets.extractors.heuristic.relations import relations
@@ -22,8 +23,10 @@ class HeuristicExtractor:
     """Rule-based extractor; see the package docstring for the rules and their limits."""
 
     name = "heuristic"
-    # 2: attribute observations, cue-based retyping of weak mentions; 3: ids from the shared row builder
-    code_version = "heuristic-3"
+    # 2: attribute observations, cue-based retyping of weak mentions; 3: ids from the shared row builder;
+    # 4: chat speakers and first-person pronouns, pronoun contractions are no names, acronyms in
+    # parentheses take the type of the span whose initials they are
+    code_version = "heuristic-4"
 
     def __init__(
         self,
@@ -64,10 +67,15 @@ class HeuristicExtractor:
             raise TypeError(f"chunk text must be a string, got {type(text).__name__}")
         if not text.strip():
             return [], [], []
+        chat = read_chat(text)
+        if chat is not None:  # line prefixes are not prose; the sentences are read from the messages
+            text = chat.text
         sentences = split_sentences(text)
         if not sentences:
             return [], [], []
         spans = self._mentions.find(text, sentences)
+        if chat is not None and "PERSON" in self._allowed:
+            spans = speaker_spans(chat, spans, sentences)
         if not spans:
             return [], [], []
         # Cues may retype weak mentions, so attributes are read before the mentions are written.
@@ -82,4 +90,8 @@ class HeuristicExtractor:
             return d
 
         mentions = [MentionRecord(sp.name, sp.etype, sentence_text(sp.sent), sp.conf, sp.start, sp.end) for sp in spans]
+        if chat is not None and "PERSON" in self._allowed:
+            # the speakers named in line prefixes, after the spans: relations and observations index spans
+            mentions += [MentionRecord(name, "PERSON", f"speaker in the chat at {sent_at}", CONF_SPEAKER, start, end)
+                         for name, start, end, sent_at in speaker_names(chat)]
         return mentions, relations(text, spans, sentence_text), observations

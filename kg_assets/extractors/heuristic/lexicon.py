@@ -16,7 +16,12 @@ def _words(s: str) -> frozenset[str]:
 
 
 # Capitalised words that never start or continue a name (compared lowercase; ALLCAPS "US"/"IT" exempt).
-STOPWORDS = _words(
+# Pronoun contractions are no names: "I'm Ana Ribeiro" names Ana Ribeiro.
+_CONTRACTIONS = _words(
+    """i'm i'd i'll i've we're we'd we'll we've you're you'd you'll you've he's he'd he'll she's she'd
+    she'll it's it'd it'll they're they'd they'll they've that's there's here's what's who's let's"""
+)
+STOPWORDS = _CONTRACTIONS | {w.replace("'", "’") for w in _CONTRACTIONS} | _words(
     """the a an this that these those some any each every all both either neither no another such many
     most much more few several other others i he she it we they you me him her us them his hers its our
     ours their theirs my mine your yours who whom whose which what where when why how there here one

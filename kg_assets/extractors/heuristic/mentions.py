@@ -31,10 +31,13 @@ Types (first rule that fires; confidence in brackets)
     7. place preposition right before (``in``, ``at``, ``from``, ``near``, ``to`` ...; not in
        "according to") -> LOCATION [0.6]
     8. otherwise OTHER [0.4]
-    Within one chunk: an ALLCAPS acronym in parentheses right after a span (``Quantum Dynamics Lab
-    (QDL)``) takes that span's type (unless it is strongly typed itself) and is not a relation endpoint
+    Within one chunk: an ALLCAPS acronym in parentheses right after a span whose capitalised words it
+    abbreviates (``Quantum Dynamics Lab (QDL)``, not ``Alan Okafor (QDL)``) takes that span's type (unless it is strongly typed itself) and is not a relation endpoint
     in that sentence (no relation between a name and its own acronym); a weakly typed mention
-    (confidence < 0.7) whose exact name got a strong type elsewhere in the chunk takes it [0.7]; a
+    (confidence < 0.7) whose exact name got a strong type elsewhere in the chunk takes it [0.7]; one typed
+    only by a preposition or by nothing that is the initials of a strongly typed organisation of the chunk
+    (``at QDL`` next to ``Quantum Dynamics Lab``), or its name before an organisation head word (``at
+    Northwind`` next to ``Northwind Robotics``), is ORGANIZATION [0.7]; a
     single-word mention equal to the last word of an earlier PERSON span (``Chen`` after ``Sarah Chen``)
     is PERSON [0.7] and keeps its own name. A sentence-initial single word with no cue at all
     (``Researchers found ...``) is dropped unless the same name also occurs mid-sentence in the chunk.
@@ -104,6 +107,19 @@ _HQ_SUBJECT_RE = re.compile(
     r"\s+(?:(?:is|was)\s+(?:now\s+|currently\s+)?headquartered\s+in|(?:moved|relocated)\s+(?:its|their)\s+"
     r"(?:headquarters|HQ|head\s+office))\b"
 )
+
+
+def defines_acronym(text: str, prev: "Span", sp: "Span") -> bool:
+    """``sp`` is an ALL-CAPS acronym in parentheses right after ``prev`` whose letters are the initials of
+    its capitalised words: "Quantum Dynamics Lab (QDL)", not "Alan Okafor (QDL)"."""
+    return (
+        len(sp.words) == 1
+        and sp.name.isupper()
+        and text[sp.start - 1:sp.start] == "("
+        and text[sp.end:sp.end + 1] == ")"
+        and not text[prev.end:sp.start - 1].strip()
+        and "".join(w[0] for w in prev.name.split() if w[:1].isupper()) == sp.name
+    )
 
 
 class Span:
@@ -365,19 +381,11 @@ class MentionFinder:
     def _resolve_in_chunk(self, text: str, spans: list[Span]) -> None:
         # acronym in parentheses right after a span takes that span's type
         for k in range(1, len(spans)):
-            sp = spans[k]
-            w = sp.name
-            if (
-                len(sp.words) == 1
-                and w.isupper()
-                and text[sp.start - 1:sp.start] == "("
-                and text[sp.end:sp.end + 1] == ")"
-            ):
-                prev = spans[k - 1]
-                if not text[prev.end:sp.start - 1].strip():
-                    sp.modifier = True  # an alias of the span before it, not a relation endpoint there
-                    if sp.conf < STRONG:
-                        sp.etype, sp.conf, sp.cue = prev.etype, max(prev.conf, CONF_CHUNK_CONTEXT), "acronym"
+            sp, prev = spans[k], spans[k - 1]
+            if defines_acronym(text, prev, sp):
+                sp.modifier = True  # an alias of the span before it, not a relation endpoint there
+                if sp.conf < STRONG:
+                    sp.etype, sp.conf, sp.cue = prev.etype, max(prev.conf, CONF_CHUNK_CONTEXT), "acronym"
         # same exact name typed strongly elsewhere in the chunk
         strong: dict[str, tuple[str, float]] = {}
         for sp in spans:
@@ -385,12 +393,24 @@ class MentionFinder:
                 cur = strong.get(sp.name)
                 if cur is None or sp.conf > cur[1]:
                     strong[sp.name] = (sp.etype, sp.conf)
+        # the short forms of an organisation named in the chunk: its initials ("QDL" for "Quantum Dynamics
+        # Lab") and its name before an organisation head ("Northwind" for "Northwind Robotics")
+        org_short: dict[str, tuple[str, float]] = {}
+        for sp in spans:
+            if sp.etype == "ORGANIZATION" and sp.conf >= STRONG and len(sp.words) >= 2 and not sp.has_conn:
+                initials = "".join(w[0] for w in sp.name.split() if w[:1].isupper())
+                if len(initials) >= 2:
+                    org_short.setdefault(initials, ("ORGANIZATION", sp.conf))
+                if sp.words[-1] in HEAD_TYPES and HEAD_TYPES[sp.words[-1]][0] == "ORGANIZATION":
+                    org_short.setdefault(sp.name.rsplit(None, 1)[0], ("ORGANIZATION", sp.conf))
         person_last: dict[str, int] = {}  # last word of a PERSON span -> first offset seen
         for sp in spans:
             if sp.conf < STRONG:
                 hit = strong.get(sp.name)
                 if hit is not None:
                     sp.etype, sp.conf, sp.cue = hit[0], CONF_CHUNK_CONTEXT, "same_name"
+                elif sp.cue in ("preposition", "fallback") and sp.name in org_short:
+                    sp.etype, sp.conf, sp.cue = "ORGANIZATION", CONF_CHUNK_CONTEXT, "org_short_form"
             if sp.etype == "PERSON" and len(sp.words) >= 2:
                 last = sp.name.rsplit(None, 1)[-1]
                 person_last.setdefault(last, sp.start)
