@@ -15,6 +15,9 @@ The document text has one line per line of content, each prefixed with the messa
 ``[2025-10-20T08:02:11Z] Lena Ortiz (u-lena): ...`` (``[...] u-lena: ...`` without a display name). Every
 chunk therefore carries who said what and when, and a line break inside a message cannot forge another
 speaker. ``char_start``/``char_end`` of a message row delimit its lines in that text.
+
+Messages of a forgotten user (`kg facts forget`) are checked like any other line and then left out of both
+the text and the rows, so nothing they wrote reaches chunks, mentions or facts.
 """
 
 from __future__ import annotations
@@ -87,8 +90,10 @@ def _format_time(ts: datetime) -> str:
     return text.replace("+00:00", "Z")
 
 
-def parse_chat(text: str) -> ChatLog:
-    """Parse the decoded text of a chat `.jsonl` file; raises ChatLogError on the first bad line."""
+def parse_chat(text: str, forgotten_users: frozenset[str] = frozenset()) -> ChatLog:
+    """Parse the decoded text of a chat `.jsonl` file; raises ChatLogError on the first bad line.
+
+    Messages whose user_id is in `forgotten_users` are validated, then left out."""
     messages: list[dict] = []
     out_lines: list[str] = []
     seen: dict[str, int] = {}
@@ -118,6 +123,8 @@ def parse_chat(text: str) -> ChatLog:
         sent_at = _timestamp(message["timestamp"], number)
         display_name = _optional_text(message, DISPLAY_NAME_FIELDS, number, "display name")
         reply_to = _optional_text(message, REPLY_TO_FIELDS, number, "reply-to")
+        if user_id in forgotten_users:
+            continue
         speaker = f"{display_name} ({user_id})" if display_name else user_id
         prefix = f"[{_format_time(sent_at)}] {speaker}:"
         content_lines = [c.strip() for c in content.splitlines() if c.strip()] or [""]

@@ -14,7 +14,9 @@ from kg_assets.core.files import DocumentError
 from kg_assets.core.files.decoding import decode
 from kg_assets.core.files.html_text import html_to_text
 from kg_assets.core.files.inbox import entry_hash, resolve_key, source_type_of
-from kg_assets.core.chat import ChatLogError, parse_chat
+import polars as pl
+
+from kg_assets.core.chat import ChatLogError, messages_frame, parse_chat
 from kg_assets.core.files.pdf_text import pdf_to_text
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
@@ -28,12 +30,11 @@ def _markdown(text: str) -> tuple[str | None, list[str]]:
     return title, headings
 
 
-def _chat(text: str) -> tuple[str, datetime | None]:
+def _chat(text: str, forgotten_users: frozenset[str]):
     try:
-        chat = parse_chat(text)
+        return parse_chat(text, forgotten_users)
     except ChatLogError as exc:
         raise DocumentError(str(exc)) from exc
-    return chat.text, chat.first_timestamp
 
 
 def _parse_ts(value: str | None) -> datetime | None:
@@ -49,8 +50,10 @@ def _parse_ts(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def extract_text(raw: bytes, source_type: str, stem: str) -> dict:
-    """Text, title, headings, encoding, date and warning of one file's bytes; raises DocumentError."""
+def extract_text(raw: bytes, source_type: str, stem: str, forgotten_users: frozenset[str] = frozenset()) -> dict:
+    """Text, title, headings, encoding, date and warning of one file's bytes; raises DocumentError.
+
+    A chat log leaves out the messages of `forgotten_users`."""
     if not raw.strip():
         raise DocumentError("empty document")
     doc_date: datetime | None = None
@@ -69,7 +72,8 @@ def extract_text(raw: bytes, source_type: str, stem: str) -> dict:
             text, title, headings, doc_date = page.body, page.title, page.headings, _parse_ts(page.date)
             warnings.append(page.warning)
         elif source_type == "chat":
-            text, doc_date = _chat(text)
+            chat = _chat(text, forgotten_users)
+            text, doc_date = chat.text, chat.first_timestamp
         elif source_type == "md":
             title, headings = _markdown(text)
     warning = "; ".join(w for w in warnings if w) or None
@@ -84,11 +88,13 @@ def extract_text(raw: bytes, source_type: str, stem: str) -> dict:
             "warning": warning}
 
 
-def read_document(inbox: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+def read_document(inbox: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES,
+                  forgotten_users: frozenset[str] = frozenset()) -> dict:
     """The `documents` row of one partition key: status 'ok' with text, or 'error' with the reason.
 
     The key is resolved inside the inbox before anything is read (see `files.inbox`). The content hash
-    is taken even when the file is refused for its size, so an unchanged file is never redone.
+    is taken even when the file is refused for its size, so an unchanged file is never redone. A chat
+    log's text leaves out the messages of `forgotten_users`.
     """
     name = PurePosixPath(key).name
     row: dict = {"document_id": key, "path": str(inbox / key), "source_type": source_type_of(name),
@@ -102,9 +108,21 @@ def read_document(inbox: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES) -> 
             raise DocumentError(f"document is {size:,} bytes, over the {max_bytes:,}-byte limit (KG_MAX_DOCUMENT_BYTES)")
         if row["source_type"] is None:
             raise DocumentError(f"unsupported file type {PurePosixPath(name).suffix!r}")
-        row.update(extract_text(path.read_bytes(), row["source_type"], PurePosixPath(name).stem))
+        row.update(extract_text(path.read_bytes(), row["source_type"], PurePosixPath(name).stem, forgotten_users))
     except DocumentError as exc:
         row.update(status="error", error=str(exc))
     except OSError as exc:
         row.update(status="error", error=f"cannot read file: {exc.strerror or exc}")
     return row
+
+
+def read_chat_messages(inbox: Path, key: str, content_hash: str, forgotten_users: frozenset[str] = frozenset()) -> pl.DataFrame:
+    """MESSAGES rows of the chat log `key`, read again from the inbox as the documents row read it.
+
+    Raises DocumentError when the file is no longer the one whose text the documents row holds (another
+    content hash): the message offsets would not match the chunks, and the next run reads both again.
+    """
+    if entry_hash(inbox, key) != content_hash:
+        raise DocumentError("the file changed after its documents row was read; the next run reads it again")
+    chat = _chat(decode(resolve_key(inbox, key).read_bytes()).text, forgotten_users)
+    return messages_frame(key, chat)

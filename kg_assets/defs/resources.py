@@ -8,7 +8,15 @@ documents from anywhere but the inbox the code location was started with.
 
 import dagster as dg
 
-from kg_assets.settings import API_KEY_ENV, CheckSettings, ExtractorSettings, IngestSettings, Settings, WarehouseSettings
+from kg_assets.settings import (
+    API_KEY_ENV,
+    CheckSettings,
+    ExtractorSettings,
+    FactSettings,
+    IngestSettings,
+    Settings,
+    WarehouseSettings,
+)
 from kg_assets.storage.warehouse import Warehouse
 
 
@@ -31,6 +39,10 @@ class CheckThresholds(dg.ConfigurableResource, CheckSettings):
     """Thresholds of the extraction_health check."""
 
 
+class FactResource(dg.ConfigurableResource, FactSettings):
+    """Learning user facts from chat messages: FACT_EXTRACTION_ENABLED, FACT_EXTRACTION_RATE."""
+
+
 def build_resources(settings: Settings) -> dict[str, object]:
     extractor = settings.extractor.model_dump(exclude={"api_key"})
     return {
@@ -42,5 +54,6 @@ def build_resources(settings: Settings) -> dict[str, object]:
         # The key is never a config value: the resource names the variable, resolved where the run executes.
         "extractor": ExtractorResource(**extractor, api_key=dg.EnvVar(API_KEY_ENV) if settings.extractor.api_key else None),
         "check_thresholds": CheckThresholds(**settings.checks.model_dump()),
+        "facts": FactResource(**settings.facts.model_dump()),
     }
 
