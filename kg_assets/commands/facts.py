@@ -76,7 +76,7 @@ def register(subparsers) -> None:
         action.add_argument("user", help="user_id as in the chat logs")
         if name in ("remember", "teach"):
             action.add_argument("text", help='the fact, e.g. "I am allergic to peanuts" or "is allergic to peanuts"')
-            action.add_argument("--type", default="general", help="fact type (default general)")
+            action.add_argument("--type", help="fact type (default: the offline extractor's cues, else general)")
         if name == "teach":
             action.add_argument("--by", required=True, help="the admin who states it")
         if name == "list":
@@ -103,7 +103,12 @@ def cmd_remember(args: argparse.Namespace) -> int:
     from kg_assets.core.facts.memory import manual_fact, rebuild_memory
     from kg_assets.core.facts.rules import FACT_TYPES
 
-    if args.type not in FACT_TYPES:
+    from kg_assets.extractors.facts.heuristic import heuristic_facts
+
+    found = heuristic_facts(args.text)  # type and tense from the offline cues, when it reads the text as a fact
+    fact_type = args.type or (found[0].fact_type if found else "general")
+    temporal = found[0].temporal if found else "present"
+    if fact_type not in FACT_TYPES:
         print(f"kg facts {args.action}: --type must be one of {', '.join(FACT_TYPES)}", file=sys.stderr)
         return 2
     _, store = _store(args)
@@ -113,7 +118,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
     teach = args.action == "teach"
     try:
         row, notes = manual_fact(args.user, args.text, at=datetime.now(UTC), source="admin" if teach else "manual",
-                                 taught_by=args.by if teach else None, fact_type=args.type)
+                                 taught_by=args.by if teach else None, fact_type=fact_type, temporal=temporal)
     except ValueError as exc:
         print(f"kg facts {args.action}: {exc}", file=sys.stderr)
         return 2
