@@ -24,6 +24,7 @@ import openai
 import openai.resources.chat  # noqa: F401  the SDK would import it at the first request (~0.5 s, stalling the loop)
 import polars as pl
 from aiolimiter import AsyncLimiter
+from instructor.core import InstructorRetryException  # `instructor.core` is no attribute until imported
 from pydantic import ConfigDict
 
 from kg_assets.core import schemas
@@ -293,7 +294,7 @@ class LLMExtractor:
                             model=s.model, messages=messages, response_model=response_model, max_retries=0,
                             temperature=s.temperature, max_tokens=s.max_completion_tokens,
                         )
-                    except instructor.core.InstructorRetryException as exc:
+                    except InstructorRetryException as exc:
                         completion = getattr(exc, "last_completion", None)
                         raise ParseFailure(f"structured output did not validate: {str(exc)[:300]}") from exc
                     message = completion.choices[0].message
