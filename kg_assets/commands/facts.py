@@ -152,8 +152,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.user in store.forgotten_user_ids():
         print(f"kg facts list: {args.user} is forgotten: nothing is kept about them")
         return 0
+    from kg_assets.core.facts.context import context_order
+
     facts = store.user_facts(args.user)
-    current = facts.filter(pl.col("is_active")).sort(["importance", "valid_from"], descending=True)
+    current = context_order(facts.filter(pl.col("is_active")))  # the order of the context block
     print(f"{_header(store, args.user)}: {current.height} current facts")
     for row in current.iter_rows(named=True):
         print(_fact_line(row))
