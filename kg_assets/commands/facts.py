@@ -201,9 +201,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if report.document_ids and Path(settings.extractor.cache_path).exists():
         with LLMCache(settings.extractor.cache_path) as cache:
             answers = cache.forget_documents(report.document_ids)
-    print(f"kg facts forget: {args.user} is forgotten: {report.messages} messages, {report.facts} facts, "
-          f"{len(report.document_ids)} chat documents with their chunks and mentions, {report.derived_rows} "
-          f"graph rows and {answers} cached LLM answers deleted")
+    print(f"kg facts forget: {args.user} is forgotten: {_plural(report.messages, 'message')}, "
+          f"{_plural(report.facts, 'fact')}, {_plural(len(report.document_ids), 'chat document')} with their chunks "
+          f"and mentions, {_plural(report.derived_rows, 'graph row')} and {_plural(answers, 'cached LLM answer')} deleted")
     if report.document_ids:
         print(f"  run `kg run` to rebuild {', '.join(report.document_ids)} from the other speakers' messages; "
               f"{args.user}'s messages stay out until `kg facts unforget {args.user}`")
@@ -216,6 +216,10 @@ def cmd_unforget(args: argparse.Namespace) -> int:
     if reread is None:
         print(f"kg facts unforget: {args.user} is not forgotten", file=sys.stderr)
         return 2
-    print(f"kg facts unforget: {args.user} may be learned about again; the next `kg run` reads {reread} chat "
-          "documents again with their messages")
+    print(f"kg facts unforget: {args.user} may be learned about again; the next `kg run` reads the chat logs "
+          f"again with their messages ({_plural(reread, 'current chat document')} marked for it)")
     return 0
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
