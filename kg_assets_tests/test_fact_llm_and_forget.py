@@ -3,6 +3,7 @@ server), and `kg facts forget`: nothing the user wrote stays in any table or in 
 
 import json
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
@@ -134,3 +135,18 @@ def test_forget_leaves_nothing_the_user_wrote_anywhere_until_unforgotten(llm_fac
     assert llm_facts.run_all().success
     assert "kg.messages.content" in _warehouse_hits(llm_facts)
     assert llm_facts.sql("SELECT count(*) FROM kg.user_facts WHERE user_id = 'u-zed' AND is_active").item() > 0
+
+
+def test_an_attribute_read_from_a_chat_message_takes_that_message_time(llm_facts):
+    (llm_facts.inbox / "chat" / "news.jsonl").write_text("".join(json.dumps(m) + "\n" for m in [
+        {"user_id": "u-amy", "message_id": "n-1", "timestamp": "2024-01-05T09:00:00Z", "content": "Happy new year, all."},
+        {"user_id": "u-amy", "message_id": "n-2", "timestamp": "2024-03-20T16:30:00Z",
+         "content": "Big news today: Marcus Webb joined Quantum Dynamics Lab as CTO."},
+    ]))
+    assert llm_facts.run_all().success
+    rows = llm_facts.sql(
+        "SELECT a.valid_from FROM kg.entity_attributes a JOIN kg.entities e ON e.entity_id = a.entity_id "
+        "AND e.valid_until IS NULL WHERE e.name = 'Marcus Webb' AND a.attr_key = 'employer' "
+        "AND list_contains(a.source_document_ids, 'chat/news.jsonl')")
+    # Not the chat file's first timestamp (2024-01-05): the message that says it, earlier than any other source.
+    assert rows["valid_from"].to_list() == [datetime(2024, 3, 20, 16, 30, tzinfo=UTC)]

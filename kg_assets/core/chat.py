@@ -175,3 +175,32 @@ def messages_at(messages: pl.DataFrame, spans: pl.DataFrame) -> pl.DataFrame:
                              for c in ("message_id", "user_id", "sent_at")])
         .sort("_order").drop("_order", "_message_start", "_message_end")
     )
+
+
+def observation_message_times(observations: pl.DataFrame, chunks: pl.DataFrame, messages: pl.DataFrame) -> pl.DataFrame:
+    """observation_id -> observed_at: the time of the chat message an attribute observation was read from.
+
+    An observation knows its chunk, not its sentence. Its message is, among the messages whose lines overlap
+    the chunk, the earliest one whose content holds the observed value (case folded), preferring one that
+    also names the entity. Observations outside chat documents, or with no such message, get no row (they
+    keep their document's time).
+    """
+    if observations.height == 0 or messages.height == 0:
+        return pl.DataFrame(schema={"observation_id": pl.String, "observed_at": schemas.TS})
+    spans = chunks.select("chunk_id", pl.col("char_start").alias("_chunk_start"), pl.col("char_end").alias("_chunk_end"))
+    candidates = (
+        observations.select("observation_id", "chunk_id", "document_id",
+                            pl.col("value").str.to_lowercase().alias("_value"),
+                            pl.col("entity_name").str.to_lowercase().alias("_entity"))
+        .join(spans, on="chunk_id")
+        .join(messages.select("document_id", "sent_at", "char_start", "char_end",
+                              pl.col("content").str.to_lowercase().alias("_content")), on="document_id")
+        .filter((pl.col("char_start") < pl.col("_chunk_end")) & (pl.col("char_end") > pl.col("_chunk_start"))
+                & pl.col("_content").str.contains(pl.col("_value"), literal=True))
+        .with_columns(pl.col("_content").str.contains(pl.col("_entity"), literal=True).fill_null(False).alias("_names"))
+    )
+    return (
+        candidates.sort(["observation_id", "_names", "sent_at"], descending=[False, True, False])
+        .group_by("observation_id", maintain_order=True).first()
+        .select("observation_id", pl.col("sent_at").alias("observed_at"))
+    )
