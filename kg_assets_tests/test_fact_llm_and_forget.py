@@ -114,6 +114,9 @@ def test_forget_leaves_nothing_the_user_wrote_anywhere_until_unforgotten(llm_fac
     assert {"kg.messages.content", "kg.documents.text", "kg.chunks.text", "kg.user_facts.content",
             "kg.manual_facts.content", "kg.entities.name", "kg.graph_nodes.label"} <= set(before)
     assert "kg_marts.entity_profile.name" in before and _cache_hits(cache)
+    profile = llm_facts.sql("SELECT * FROM kg_marts.user_profile WHERE user_id = 'u-amy'").row(0, named=True)
+    assert (profile["message_count"], profile["conversation_count"], profile["manual_facts"]) == (1, 1, 0)
+    assert profile["active_facts"] == sum(profile["facts_by_type"].values()) > 0
 
     assert main(["facts", "forget", "u-zed", "--db", db]) == 0
     assert "u-zed is forgotten" in capsys.readouterr().out
