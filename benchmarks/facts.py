@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/facts.py                                   # 10,000 and 100,000 messages
     .venv/bin/python benchmarks/facts.py --sizes 10000 100000 --rates 0.3 1.0 --messages-per-user 100
 
-For each size and rate, a fresh subprocess generates chat logs, then runs what the fact assets will run:
+For each size and rate, a fresh subprocess generates chat logs, then runs the pure part of what the fact assets run:
 parse every chat `.jsonl` (kg_assets/core/chat.py), then `learn_facts` with the offline heuristic extractor
 (sampling, extractability, extraction, validation, dedup and supersession in each user's memory), then the
 from-scratch rebuild of all decisions (`build_user_facts`, what a consolidation does). Generation is not

@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kg_assets.commands import estimate, evaluate, link, run, search, sql
+from kg_assets.commands import estimate, evaluate, facts, link, run, search, sql
 from kg_assets.settings import SettingsError
 
-COMMANDS = (run, sql, estimate, evaluate, link, search)
+COMMANDS = (run, sql, estimate, evaluate, link, search, facts)
 
 
 def build_parser() -> argparse.ArgumentParser:

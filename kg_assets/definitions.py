@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from kg_assets.defs import automation, checks, dbt, extraction, graph, ingest
+from kg_assets.defs import automation, checks, dbt, extraction, facts, graph, ingest
 from kg_assets.defs.resources import build_resources
 from kg_assets.settings import Settings
 
@@ -14,6 +14,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         dg.Definitions(assets=[ingest.documents, ingest.chunks], sensors=[ingest.inbox_sensor]),
         dg.Definitions(assets=[extraction.extraction]),
         dg.Definitions(assets=[graph.linked_entities, graph.knowledge_graph, graph.entity_attributes]),
+        dg.Definitions(assets=facts.assets),
         dg.Definitions(asset_checks=checks.checks),
         dg.Definitions(assets=[dbt.kg_dbt_models], resources={"dbt": dbt.dbt_resource()}),
         dg.Definitions(

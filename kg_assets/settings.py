@@ -21,8 +21,11 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from kg_assets.core.chunking import ChunkingConfig
 from kg_assets.core.documents import DEFAULT_MAX_BYTES
 from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES
+from kg_assets.core.facts.context import DEFAULT_CONTEXT_CHARS
+from kg_assets.core.facts.rules import DEFAULT_ENABLED, DEFAULT_RATE
 
 if TYPE_CHECKING:
+    from kg_assets.core.facts.records import FactExtractor
     from kg_assets.extractors.base import Extractor
 
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -164,8 +167,18 @@ class ExtractorSettings(LLMSettings):
 
         return LLMExtractor(self, run_id=run_id, progress=progress)
 
-    def describe(self, extractor: Extractor) -> str:
-        if extractor.name == "heuristic":
+    def build_fact_extractor(self, run_id: str | None = None) -> FactExtractor:
+        """The user-fact extractor of the same choice: the LLM through the same engine, else the heuristic."""
+        if not self.uses_llm:
+            from kg_assets.extractors.facts.heuristic import HeuristicFactExtractor
+
+            return HeuristicFactExtractor()
+        from kg_assets.extractors.llm.facts import LLMFactExtractor
+
+        return LLMFactExtractor(self, run_id=run_id)
+
+    def describe(self, extractor: Extractor | FactExtractor) -> str:
+        if extractor.name in ("heuristic", "facts-heuristic"):
             return "offline heuristic extractor (no LLM configured: set OPENAI_API_KEY or OPENAI_BASE_URL)"
         return f"LLM {self.model} at {redact_url(self.base_url or 'https://api.openai.com/v1')} ({self.output_format} format)"
 
@@ -181,6 +194,19 @@ class CheckSettings(BaseModel):
                                          description="largest share of chunks that may yield no entity")
 
 
+class FactSettings(BaseModel):
+    """Learning user facts from chat messages (seed 001): the switch, the sampling rate, the context size."""
+
+    model_config = _FIELDS
+
+    enabled: bool = Field(DEFAULT_ENABLED, validation_alias="FACT_EXTRACTION_ENABLED",
+                          description="learn facts from chat messages at all")
+    rate: float = Field(DEFAULT_RATE, ge=0.0, le=1.0, validation_alias="FACT_EXTRACTION_RATE",
+                        description="share of messages offered to extraction, chosen by message id (0.0 none, 1.0 all)")
+    context_chars: int = Field(DEFAULT_CONTEXT_CHARS, gt=0, validation_alias="KG_FACT_CONTEXT_CHARS",
+                               description="size limit of `kg facts context` blocks, in characters")
+
+
 class Settings(BaseModel):
     """All settings. Built by hand it reads nothing; `Settings.from_env()` reads the environment."""
 
@@ -190,6 +216,7 @@ class Settings(BaseModel):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     extractor: ExtractorSettings = Field(default_factory=ExtractorSettings)
     checks: CheckSettings = Field(default_factory=CheckSettings)
+    facts: FactSettings = Field(default_factory=FactSettings)
 
     @model_validator(mode="after")
     def _cache_beside_warehouse(self) -> Settings:

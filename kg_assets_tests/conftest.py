@@ -9,12 +9,12 @@ import pytest
 
 from kg_assets.definitions import build_definitions
 from kg_assets.defs.partitions import documents_partitions, range_tags
-from kg_assets.settings import ExtractorSettings, IngestSettings, Settings, WarehouseSettings
+from kg_assets.settings import ExtractorSettings, FactSettings, IngestSettings, Settings, WarehouseSettings
 from kg_assets.storage.warehouse import Warehouse
 from kg_assets.testing.openai_server import FakeOpenAIServer
 
 CORE_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "knowledge_graph",
-               "entity_attributes")
+               "entity_attributes", "messages", "message_facts", "user_facts", "chat_users")
 SAMPLE_INBOX = Path(__file__).resolve().parents[1] / "data" / "inbox"
 
 
@@ -59,10 +59,10 @@ class Project:
         return self.warehouse.run_user_query(query, params or None)
 
 
-def project_settings(inbox: Path, db: Path, **extractor) -> Settings:
+def project_settings(inbox: Path, db: Path, facts: FactSettings | None = None, **extractor) -> Settings:
     """Explicit settings for a test project: nothing comes from the environment."""
     return Settings(ingest=IngestSettings(inbox_dir=str(inbox)), warehouse=WarehouseSettings(db_path=str(db)),
-                    extractor=ExtractorSettings(**extractor))
+                    extractor=ExtractorSettings(**extractor), facts=facts or FactSettings())
 
 
 @pytest.fixture(scope="session")

@@ -162,3 +162,52 @@ def test_a_chat_line_that_is_not_an_object_fails_only_its_document(project, bad_
                         "AND valid_until IS NULL")["text"][0].splitlines()
     assert lines[0].startswith("[2025-10-20T08:02:11Z] u-ana: Hi, I'm Ana Ribeiro")
     assert lines[1].startswith("[2025-10-20T08:04:37Z] u-lena: ")
+
+
+def test_a_forgotten_user_is_checked_then_left_out_of_text_and_rows():
+    text = _jsonl(_msg(1, content="My secret is Quuxle."), _msg(2, user="u-ana", content="Hello there, everyone!"))
+    chat = parse_chat(text, frozenset({"u-lena"}))
+    assert [m["user_id"] for m in chat.messages] == ["u-ana"]
+    assert "Quuxle" not in chat.text and chat.text.startswith("[2025-10-20T08:02:00Z] u-ana: Hello there")
+    assert chat.messages[0]["char_start"] == 0  # offsets are those of the text without the forgotten lines
+    with pytest.raises(ChatLogError, match="line 2"):  # a forgotten user's bad line still fails the file
+        parse_chat(_jsonl(_msg(1, user="u-ana"), {"user_id": "u-lena", "message_id": "m-9"}), frozenset({"u-lena"}))
+
+
+def test_messages_are_read_again_only_from_the_file_the_documents_row_read(tmp_path):
+    from kg_assets.core.documents import read_chat_messages
+    from kg_assets.core.files import DocumentError
+
+    (tmp_path / "chat").mkdir()
+    (tmp_path / "chat" / "c.jsonl").write_text(_jsonl(_msg(1), _msg(2, user="u-ana")))
+    row = read_document(tmp_path, "chat/c.jsonl")
+    messages = read_chat_messages(tmp_path, "chat/c.jsonl", row["content_hash"])
+    assert messages["message_id"].to_list() == ["m-1", "m-2"]
+    assert all(row["text"][s:e].endswith(c) for s, e, c in messages.select("char_start", "char_end", "content").iter_rows())
+    (tmp_path / "chat" / "c.jsonl").write_text(_jsonl(_msg(1, content="Edited since.")))
+    with pytest.raises(DocumentError, match="changed after its documents row was read"):
+        read_chat_messages(tmp_path, "chat/c.jsonl", row["content_hash"])
+
+
+def test_an_attribute_observation_takes_the_time_of_the_message_that_holds_its_value():
+    from kg_assets.core.chat import observation_message_times
+
+    chat = parse_chat(_jsonl(
+        _msg(1, content="Marcus Webb was at Northwind back then."),
+        _msg(2, user="u-ana", content="Then Northwind moved."),
+        _msg(3, content="Marcus Webb joined QDL in June; QDL is great."),
+        _msg(4, user="u-ana", content="QDL again."),
+    ))
+    messages = messages_frame("chat/c.jsonl", chat)
+    chunks = pl.DataFrame({"chunk_id": ["c0"], "char_start": [0], "char_end": [len(chat.text)]})
+    observations = pl.DataFrame({
+        "observation_id": ["o1", "o2", "o3", "o4"], "chunk_id": ["c0"] * 4, "document_id": ["chat/c.jsonl"] * 4,
+        "entity_name": ["Marcus Webb", "Marcus Webb", "Ana", "Marcus Webb"],
+        "value": ["QDL", "northwind", "QDL", "Lisbon"],
+    })
+    times = dict(observation_message_times(observations, chunks, messages).iter_rows())
+    assert times == {
+        "o1": messages["sent_at"][2],  # the message naming both the entity and the value
+        "o2": messages["sent_at"][0],  # case folded; the earliest that names both
+        "o3": messages["sent_at"][2],  # no message names Ana: the earliest that holds the value
+    }  # o4: no message holds the value, so it keeps its document's time

@@ -18,6 +18,9 @@ CORRUPTIONS = {
     "attributes_one_current_row": "INSERT INTO kg.entity_attributes SELECT * FROM kg.entity_attributes WHERE valid_until IS NULL LIMIT 1",
     "edges_one_current_row": "INSERT INTO kg.graph_edges SELECT * FROM kg.graph_edges WHERE valid_until IS NULL LIMIT 1",
     "edges_join_current_nodes": "UPDATE kg.graph_nodes SET valid_until = now() WHERE node_id IN (SELECT source_id FROM kg.graph_edges LIMIT 1)",
+    "user_facts_one_active_per_key": "INSERT INTO kg.user_facts SELECT * REPLACE (fact_id || '_copy' AS fact_id) FROM kg.user_facts WHERE is_active LIMIT 1",
+    "facts_have_messages": "UPDATE kg.user_facts SET extracted_from_message_id = 'm-gone' WHERE fact_id IN (SELECT min(fact_id) FROM kg.user_facts WHERE source = 'auto_extraction')",
+    "no_facts_of_forgotten_users": "INSERT INTO kg.forgotten_users SELECT user_id, now() FROM kg.user_facts LIMIT 1",
 }
 
 

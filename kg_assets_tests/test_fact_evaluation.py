@@ -123,17 +123,28 @@ def test_kg_eval_facts_writes_kept_facts_and_prints_scores_last(tmp_path):
     assert summary["extractor"] == "facts-heuristic"
 
 
-def test_kg_eval_facts_refuses_an_unreadable_file_and_an_llm_it_cannot_use(tmp_path):
+def test_kg_eval_facts_refuses_an_unreadable_file(tmp_path):
     missing = _kg("eval", "facts", str(tmp_path / "nope.jsonl"), cwd=tmp_path)
     assert missing.returncode == 2 and "cannot read" in missing.stderr
     (tmp_path / "bad.jsonl").write_text(json.dumps(_dialog()) + "\n" + '{"dialog_id": "x", "turns": [{"idx": 0}]}\n')
     bad = _kg("eval", "facts", str(tmp_path / "bad.jsonl"), cwd=tmp_path)
     assert bad.returncode == 2 and "line 2 lacks speaker" in bad.stderr and "Traceback" not in bad.stderr
-    (tmp_path / "d.jsonl").write_text("{}\n")
-    env_llm = subprocess.run([str(Path(sys.executable).with_name("kg")), "eval", "facts", str(tmp_path / "d.jsonl")],
-                             cwd=tmp_path, env={**os.environ, "KG_EXTRACTOR": "llm"}, capture_output=True, text=True,
-                             timeout=300)
-    assert env_llm.returncode == 2 and "not wired" in env_llm.stderr
+
+
+def test_kg_eval_facts_with_an_llm_configured_asks_it_through_the_engine(tmp_path, openai_server):
+    from kg_assets.testing.scripted_llm import extraction_responder, is_fact_request
+
+    openai_server.set_responder(extraction_responder())
+    (tmp_path / "d.jsonl").write_text(json.dumps(_dialog()) + "\n")
+    env = {**os.environ, "KG_EXTRACTOR": "llm", "OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "test",
+           "KG_LLM_CACHE": str(tmp_path / "cache.sqlite")}
+    done = subprocess.run([str(Path(sys.executable).with_name("kg")), "eval", "facts", str(tmp_path / "d.jsonl")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.splitlines()[-1])
+    # "I have a dog." and "Nice!" are under 20 characters, so one message is asked about, in one tool request.
+    assert (summary["extractor"], summary["llm_calls"]) == ("facts-llm", 1)
+    assert sum(is_fact_request(r) for r in openai_server.requests) == 1 and summary["turn_f1"] > 0
 
 
 @pytest.mark.skipif(not DEV.exists(), reason="shared/eval is not mounted beside the project")

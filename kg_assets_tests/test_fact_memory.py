@@ -246,6 +246,17 @@ def test_the_context_block_lists_active_facts_most_important_then_most_recent_fi
     ]
 
 
+def test_a_move_told_in_the_past_tense_is_still_true_and_comes_before_what_is_past():
+    facts = build_user_facts(_frame([
+        _fact("lena", "lived in Boston for six years", 4, fact_type="location", temporal="past", importance=1.0),
+        _fact("lena", "moved to Lisbon in August", 4, fact_type="location", temporal="past", importance=1.0,
+              message="m-4-0", index=1),
+    ]))
+    assert facts.filter(pl.col("content").str.starts_with("moved"))["fact_key"].item() == "location/residence"
+    assert context_block(facts, "lena").splitlines()[2:] == ["- moved to Lisbon in August",
+                                                              "- lived in Boston for six years"]
+
+
 def test_the_context_block_stays_within_its_size_limit():
     facts = _context_facts()
     full = context_block(facts, "lena", "Lena Ortiz")

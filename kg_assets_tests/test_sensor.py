@@ -86,7 +86,8 @@ def test_sensor_adds_edits_and_deletes_exactly_what_changed(project):
     deleted = _tick(project, cursor)
     assert victim not in project.instance.get_dynamic_partitions("documents")
     assert [sorted(r.asset_selection) for r in deleted.run_requests] == [
-        [dg.AssetKey("entity_attributes"), dg.AssetKey("knowledge_graph"), dg.AssetKey("linked_entities")]]
+        [dg.AssetKey("chat_users"), dg.AssetKey("entity_attributes"), dg.AssetKey("knowledge_graph"),
+         dg.AssetKey("linked_entities"), dg.AssetKey("user_facts")]]
     assert _execute(project, deleted.run_requests[0]).success
     for table in ("chunks", "entity_mentions", "local_relations", "chunk_extractions", "attribute_observations"):
         assert project.sql(f"SELECT count(*) AS n FROM kg.{table} WHERE document_id = $d", d=victim)["n"][0] == 0, table

@@ -64,7 +64,7 @@ def test_a_bad_value_fails_when_definitions_load_and_names_its_variable(clean_en
 def test_the_readme_configuration_table_lists_exactly_the_variables_the_settings_read():
     text = README.read_text()
     table = text[text.index("## Configuration"):text.index("### Bad input")]
-    documented = set(re.findall(r"`((?:KG|OPENAI)_[A-Z0-9_]+)`", table))
+    documented = set(re.findall(r"`((?:KG|OPENAI|FACT)_[A-Z0-9_]+)`", table))
     assert documented == set(env_variables())
 
 

@@ -15,6 +15,9 @@ The document text has one line per line of content, each prefixed with the messa
 ``[2025-10-20T08:02:11Z] Lena Ortiz (u-lena): ...`` (``[...] u-lena: ...`` without a display name). Every
 chunk therefore carries who said what and when, and a line break inside a message cannot forge another
 speaker. ``char_start``/``char_end`` of a message row delimit its lines in that text.
+
+Messages of a forgotten user (`kg facts forget`) are checked like any other line and then left out of both
+the text and the rows, so nothing they wrote reaches chunks, mentions or facts.
 """
 
 from __future__ import annotations
@@ -123,8 +126,10 @@ def _format_time(ts: datetime) -> str:
     return text.replace("+00:00", "Z")
 
 
-def parse_chat(text: str) -> ChatLog:
-    """Parse the decoded text of a chat `.jsonl` file; raises ChatLogError on the first bad line."""
+def parse_chat(text: str, forgotten_users: frozenset[str] = frozenset()) -> ChatLog:
+    """Parse the decoded text of a chat `.jsonl` file; raises ChatLogError on the first bad line.
+
+    Messages whose user_id is in `forgotten_users` are validated, then left out."""
     messages: list[dict] = []
     out_lines: list[str] = []
     seen: dict[str, int] = {}
@@ -154,6 +159,8 @@ def parse_chat(text: str) -> ChatLog:
         sent_at = _timestamp(message["timestamp"], number)
         display_name = _optional_text(message, DISPLAY_NAME_FIELDS, number, "display name")
         reply_to = _optional_text(message, REPLY_TO_FIELDS, number, "reply-to")
+        if user_id in forgotten_users:
+            continue
         speaker = f"{display_name} ({user_id})" if display_name else user_id
         prefix = f"[{_format_time(sent_at)}] {speaker}:"
         content_lines = [c.strip() for c in content.splitlines() if c.strip()] or [""]
@@ -203,4 +210,33 @@ def messages_at(messages: pl.DataFrame, spans: pl.DataFrame) -> pl.DataFrame:
         joined.with_columns([pl.when(inside).then(pl.col(c)).otherwise(None).alias(c)
                              for c in ("message_id", "user_id", "sent_at")])
         .sort("_order").drop("_order", "_message_start", "_message_end")
+    )
+
+
+def observation_message_times(observations: pl.DataFrame, chunks: pl.DataFrame, messages: pl.DataFrame) -> pl.DataFrame:
+    """observation_id -> observed_at: the time of the chat message an attribute observation was read from.
+
+    An observation knows its chunk, not its sentence. Its message is, among the messages whose lines overlap
+    the chunk, the earliest one whose content holds the observed value (case folded), preferring one that
+    also names the entity. Observations outside chat documents, or with no such message, get no row (they
+    keep their document's time).
+    """
+    if observations.height == 0 or messages.height == 0:
+        return pl.DataFrame(schema={"observation_id": pl.String, "observed_at": schemas.TS})
+    spans = chunks.select("chunk_id", pl.col("char_start").alias("_chunk_start"), pl.col("char_end").alias("_chunk_end"))
+    candidates = (
+        observations.select("observation_id", "chunk_id", "document_id",
+                            pl.col("value").str.to_lowercase().alias("_value"),
+                            pl.col("entity_name").str.to_lowercase().alias("_entity"))
+        .join(spans, on="chunk_id")
+        .join(messages.select("document_id", "sent_at", "char_start", "char_end",
+                              pl.col("content").str.to_lowercase().alias("_content")), on="document_id")
+        .filter((pl.col("char_start") < pl.col("_chunk_end")) & (pl.col("char_end") > pl.col("_chunk_start"))
+                & pl.col("_content").str.contains(pl.col("_value"), literal=True))
+        .with_columns(pl.col("_content").str.contains(pl.col("_entity"), literal=True).fill_null(False).alias("_names"))
+    )
+    return (
+        candidates.sort(["observation_id", "_names", "sent_at"], descending=[False, True, False])
+        .group_by("observation_id", maintain_order=True).first()
+        .select("observation_id", pl.col("sent_at").alias("observed_at"))
     )

@@ -14,11 +14,13 @@ import re
 from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
 
+import polars as pl
+
+from kg_assets.core.chat import ChatLogError, messages_frame, parse_chat
 from kg_assets.core.files import DocumentError
 from kg_assets.core.files.decoding import decode
 from kg_assets.core.files.html_text import html_to_text
 from kg_assets.core.files.inbox import entry_hash, resolve_key, source_type_of
-from kg_assets.core.chat import ChatLogError, parse_chat
 from kg_assets.core.files.pdf_text import pdf_to_text
 from kg_assets.core.files.plain_text import plain_text_outline
 
@@ -33,11 +35,12 @@ def _markdown(text: str) -> tuple[str | None, list[str]]:
     return title, headings
 
 
-def _chat(text: str) -> tuple[str, datetime | None, list[str]]:
-    """The attributed text, the first message's time and the chat's anchor: its participants (display
-    name and user id, in order of their first message) and its time span."""
+def _chat(text: str, forgotten_users: frozenset[str]) -> tuple[str, datetime | None, list[str]]:
+    """The attributed text (without the messages of forgotten users), the first message's time and the
+    chat's anchor: its participants (display name and user id, in order of their first message) and its
+    time span."""
     try:
-        chat = parse_chat(text)
+        chat = parse_chat(text, forgotten_users)
     except ChatLogError as exc:
         raise DocumentError(str(exc)) from exc
     speakers: dict[str, str] = {}
@@ -68,8 +71,10 @@ def _parse_ts(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def extract_text(raw: bytes, source_type: str, stem: str) -> dict:
-    """Text, title, headings, encoding, date and warning of one file's bytes; raises DocumentError."""
+def extract_text(raw: bytes, source_type: str, stem: str, forgotten_users: frozenset[str] = frozenset()) -> dict:
+    """Text, title, headings, encoding, date and warning of one file's bytes; raises DocumentError.
+
+    A chat log leaves out the messages of `forgotten_users`."""
     if not raw.strip():
         raise DocumentError("empty document")
     doc_date: datetime | None = None
@@ -89,7 +94,7 @@ def extract_text(raw: bytes, source_type: str, stem: str) -> dict:
             text, title, headings, doc_date = page.body, page.title, page.headings, _parse_ts(page.date)
             warnings.append(page.warning)
         elif source_type == "chat":
-            text, doc_date, headings = _chat(text)
+            text, doc_date, headings = _chat(text, forgotten_users)
         elif source_type == "md":
             title, headings = _markdown(text)
         elif source_type == "txt":
@@ -106,11 +111,13 @@ def extract_text(raw: bytes, source_type: str, stem: str) -> dict:
             "warning": warning}
 
 
-def read_document(inbox: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+def read_document(inbox: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES,
+                  forgotten_users: frozenset[str] = frozenset()) -> dict:
     """The `documents` row of one partition key: status 'ok' with text, or 'error' with the reason.
 
     The key is resolved inside the inbox before anything is read (see `files.inbox`). The content hash
-    is taken even when the file is refused for its size, so an unchanged file is never redone.
+    is taken even when the file is refused for its size, so an unchanged file is never redone. A chat
+    log's text leaves out the messages of `forgotten_users`.
     """
     name = PurePosixPath(key).name
     row: dict = {"document_id": key, "path": str(inbox / key), "source_type": source_type_of(name),
@@ -124,9 +131,21 @@ def read_document(inbox: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES) -> 
             raise DocumentError(f"document is {size:,} bytes, over the {max_bytes:,}-byte limit (KG_MAX_DOCUMENT_BYTES)")
         if row["source_type"] is None:
             raise DocumentError(f"unsupported file type {PurePosixPath(name).suffix!r}")
-        row.update(extract_text(path.read_bytes(), row["source_type"], PurePosixPath(name).stem))
+        row.update(extract_text(path.read_bytes(), row["source_type"], PurePosixPath(name).stem, forgotten_users))
     except DocumentError as exc:
         row.update(status="error", error=str(exc))
     except OSError as exc:
         row.update(status="error", error=f"cannot read file: {exc.strerror or exc}")
     return row
+
+
+def read_chat_messages(inbox: Path, key: str, content_hash: str, forgotten_users: frozenset[str] = frozenset()) -> pl.DataFrame:
+    """MESSAGES rows of the chat log `key`, read again from the inbox as the documents row read it.
+
+    Raises DocumentError when the file is no longer the one whose text the documents row holds (another
+    content hash): the message offsets would not match the chunks, and the next run reads both again.
+    """
+    if entry_hash(inbox, key) != content_hash:
+        raise DocumentError("the file changed after its documents row was read; the next run reads it again")
+    chat = _chat(decode(resolve_key(inbox, key).read_bytes()).text, forgotten_users)
+    return messages_frame(key, chat)

@@ -117,6 +117,7 @@ LLM_CALLS = {
     "run_id": pl.String,
     "chunk_id": pl.String,
     "document_id": pl.String,
+    "message_id": pl.String,  # the chat message of a user-fact request
     "gleaning_pass": pl.Int32,
     "model": pl.String,
     "prompt_version": pl.String,
@@ -272,11 +273,19 @@ USER_FACTS = {
     "extractor_version": pl.String,
 }
 
+# What the memory decides about a fact (kg_assets/core/facts/memory.py); the rest of a USER_FACTS row is its input.
+FACT_DECISIONS = ("fact_key", "is_active", "valid_until", "duplicate_of", "dedup_rule", "dedup_score", "dedup_match",
+                  "dedup_guard", "supersedes", "superseded_by")
+# Facts before the memory's decisions: kg.message_facts (learned per chat document) and kg.manual_facts
+# (`kg facts remember` / `teach`). kg.user_facts is rebuilt from both.
+FACT_INPUTS = {name: dtype for name, dtype in USER_FACTS.items() if name not in FACT_DECISIONS}
+
 # One row per chat message offered to fact extraction: what happened to it and why.
 FACT_EXTRACTIONS = {
     "document_id": pl.String,
     "message_id": pl.String,
     "user_id": pl.String,
+    "message_hash": pl.String,  # of the message's user, time and content: an edited message is extracted again
     "outcome": pl.String,  # disabled | not_sampled | not_extractable | ok | error
     "reason": pl.String,  # the extractability rule that failed, or the error
     "fact_count": pl.Int32,  # facts kept after validation (before dedup)
@@ -284,6 +293,26 @@ FACT_EXTRACTIONS = {
     "extractor": pl.String,
     "extractor_version": pl.String,
     "extracted_at": TS,
+}
+
+# One row per chat user: the name they go by and the person entity it names (written with user_facts).
+CHAT_USERS = {
+    "user_id": pl.String,
+    "name": pl.String,  # display name, else the name they introduced themselves with, else NULL
+    "name_source": pl.String,  # display_name | self_introduction
+    "display_name": pl.String,  # latest display name in their messages
+    "entity_id": pl.String,  # the current PERSON entity whose name is `name`
+    "entity_name": pl.String,
+    "message_count": pl.Int64,
+    "document_count": pl.Int64,
+    "first_message_at": TS,
+    "last_message_at": TS,
+}
+
+# Tombstones of `kg facts forget`: ingestion leaves these users' messages out until `kg facts unforget`.
+FORGOTTEN_USERS = {
+    "user_id": pl.String,
+    "forgotten_at": TS,
 }
 
 TABLES: dict[str, dict[str, pl.DataType]] = {
@@ -301,6 +330,13 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "graph_edges": GRAPH_EDGES,
     "entity_attributes": ENTITY_ATTRIBUTES,
     "attribute_supersessions": ATTRIBUTE_SUPERSESSIONS,
+    "messages": MESSAGES,
+    "fact_extractions": FACT_EXTRACTIONS,
+    "message_facts": FACT_INPUTS,
+    "manual_facts": FACT_INPUTS,
+    "user_facts": USER_FACTS,
+    "chat_users": CHAT_USERS,
+    "forgotten_users": FORGOTTEN_USERS,
 }
 
 

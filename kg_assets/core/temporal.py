@@ -7,7 +7,9 @@ so nothing depends on the order in which documents were ingested.
 
 Rules
 -----
-* Time of an observation = its document's ``document_date`` when known, else its ``ingested_at``. Only
+* Time of an observation = its own ``observed_at`` when given (the chat message it was read from, see
+  core/chat.py `observation_message_times`), else its document's ``document_date`` when known, else its
+  ``ingested_at``. Only
   the current row of a versioned documents frame is used (``valid_until IS NULL`` when that column is
   present; then the latest ``ingested_at`` per document_id). Observations whose document has no time
   (or no document row) cannot be placed on a timeline and are dropped.
@@ -152,6 +154,7 @@ def _prepare(
             _column(observations, "attr_key", pl.String),
             _column(observations, "value", pl.String),
             _column(observations, "confidence", pl.Float64),
+            _column(observations, "observed_at", schemas.TS).alias("_message_time"),
         )
         .unique()
         .with_columns(
@@ -166,7 +169,9 @@ def _prepare(
             & (pl.col("normalized_value").str.len_chars() > 0)
         )
         .join(_document_times(documents), on="document_id", how="inner")
-        .with_columns(pl.col("entity_id").alias("observed_entity_id"))
+        .with_columns(pl.coalesce("_message_time", "observed_at").alias("observed_at"),
+                      pl.col("entity_id").alias("observed_entity_id"))
+        .drop("_message_time")
     )
     obs = apply_redirects(obs, _resolved_redirects(redirects), ["entity_id"])
     # equivalent values of the (canonical) entity's attribute are one value: "CTO" = "Chief Technology Officer"

@@ -8,6 +8,7 @@ import polars as pl
 
 from kg_assets.core.consolidate import misnamed_entities
 from kg_assets.defs.resources import CheckThresholds, WarehouseResource
+from kg_assets.storage.facts import FactStore
 
 
 def _result(violations: pl.DataFrame, what: str) -> dg.AssetCheckResult:
@@ -107,6 +108,24 @@ def edges_join_current_nodes(warehouse: WarehouseResource) -> dg.AssetCheckResul
     return _result(missing, "edge endpoints that are not current nodes")
 
 
+@dg.asset_check(asset="user_facts", blocking=True,
+                description="kg.user_facts has at most one active fact per (user_id, fact_key).")
+def user_facts_one_active_per_key(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(FactStore(warehouse.get()).duplicate_active_facts(), "users with several active facts of one key")
+
+
+@dg.asset_check(asset="user_facts", blocking=True,
+                description="Every automatic fact was learned from a current message in kg.messages.")
+def facts_have_messages(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(FactStore(warehouse.get()).facts_without_messages(), "automatic facts without a current message")
+
+
+@dg.asset_check(asset="user_facts", blocking=True,
+                description="No message, fact, extraction outcome or chat-user row of a forgotten user remains.")
+def no_facts_of_forgotten_users(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(FactStore(warehouse.get()).forgotten_user_rows(), "tables holding rows of forgotten users")
+
+
 checks = [
     documents_one_current_row,
     chunks_have_documents,
@@ -119,4 +138,7 @@ checks = [
     attributes_one_current_row,
     edges_one_current_row,
     edges_join_current_nodes,
+    user_facts_one_active_per_key,
+    facts_have_messages,
+    no_facts_of_forgotten_users,
 ]

@@ -4,6 +4,7 @@
 import dagster as dg
 import polars as pl
 
+from kg_assets.core.chat import observation_message_times
 from kg_assets.core.consolidate import MAX_DESCRIPTION_CHARS, build_edges, build_entities, build_nodes, summary_candidates
 from kg_assets.core.extraction.prompts import build_summary_messages
 from kg_assets.core.linking import NameLinker, apply_redirects, keep_created_at
@@ -12,6 +13,7 @@ from kg_assets.defs.partitions import documents_partitions
 from kg_assets.defs.extraction import export_calls
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
 from kg_assets.defs.tables import table_metadata
+from kg_assets.storage.facts import FactStore
 
 # Consolidate once upstream partitions have settled: not while any of them is still running.
 after_upstream_settles = (
@@ -131,8 +133,17 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     )
 
 
+def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:
+    """observation_id -> observed_at for observations of chat documents: the time of the message they were
+    read from, matched on the value as written (core/chat.py)."""
+    messages = FactStore(wh).current_messages()
+    chat = observations.filter(pl.col("document_id").is_in(messages["document_id"].unique().implode()))
+    chunks = wh.read_partitions("chunks", chat["document_id"].unique().to_list())
+    return observation_message_times(chat, chunks, messages)
+
+
 @consolidation_asset(
-    deps=[linked_entities, "entity_mentions"],
+    deps=[linked_entities, "entity_mentions", "messages"],
     tables=("entity_attributes", "attribute_supersessions"),
     description="Time-versioned entity attributes (valid_from / valid_until in document time) from every "
     "attribute observation, with each supersession recorded; views entity_attributes_current / _history / _as_of.",
@@ -142,7 +153,9 @@ def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     redirects = wh.redirects()
     mentions = apply_redirects(wh.entity_mentions(["entity_id", "name"]), redirects, ["entity_id"])
     entities = wh.current_entities(["entity_id", "name", "mention_count"])
-    observations = resolve_entity_values(wh.attribute_observations(), mentions, entities)
+    raw = wh.attribute_observations()
+    observations = resolve_entity_values(raw, mentions, entities).join(message_times(raw, wh), on="observation_id",
+                                                                        how="left")
     documents = wh.document_times()
     attributes, supersessions = build_entity_attributes(observations, documents, redirects)
     wh.replace_tables({"entity_attributes": attributes, "attribute_supersessions": supersessions})

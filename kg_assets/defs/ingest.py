@@ -22,6 +22,7 @@ from kg_assets.defs.partitions import (
 )
 from kg_assets.defs.resources import IngestResource, WarehouseResource
 from kg_assets.defs.tables import markdown_table, table_metadata
+from kg_assets.storage.facts import FactStore
 
 eager = dg.AutomationCondition.eager()
 
@@ -38,9 +39,10 @@ eager = dg.AutomationCondition.eager()
 def documents(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource) -> dg.MaterializeResult:
     inbox = Path(settings.inbox_dir)
     keys = context.partition_keys
+    forgotten = FactStore(warehouse.get()).forgotten_user_ids()  # chat messages of these users are left out
     rows = []
     for i, key in enumerate(keys, start=1):
-        rows.append(read_document(inbox, key, settings.max_document_bytes))
+        rows.append(read_document(inbox, key, settings.max_document_bytes, forgotten))
         if i % 1000 == 0:
             context.log.info(f"read {i:,}/{len(keys):,} documents")
     frame = schemas.conform(pl.DataFrame(rows, infer_schema_length=None), schemas.DOCUMENTS)

@@ -9,8 +9,8 @@ import dagster as dg
 documents_partitions = dg.DynamicPartitionsDefinition(name="documents")
 
 # What a run over some documents materializes, and what consolidates all of them afterwards.
-PARTITIONED_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations")
-CONSOLIDATION_ASSETS = ("linked_entities", "knowledge_graph", "entity_attributes")
+PARTITIONED_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "messages", "message_facts")
+CONSOLIDATION_ASSETS = ("linked_entities", "knowledge_graph", "entity_attributes", "user_facts", "chat_users")
 
 # Public Dagster run tags: a run over a partition key range materializes every key in it at once.
 RANGE_START_TAG = "dagster/asset_partition_range_start"

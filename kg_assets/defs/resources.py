@@ -13,6 +13,7 @@ from kg_assets.settings import (
     BASE_URL_ENV,
     CheckSettings,
     ExtractorSettings,
+    FactSettings,
     IngestSettings,
     Settings,
     WarehouseSettings,
@@ -40,6 +41,10 @@ class CheckThresholds(dg.ConfigurableResource, CheckSettings):
     """Thresholds of the extraction_health check."""
 
 
+class FactResource(dg.ConfigurableResource, FactSettings):
+    """Learning user facts from chat messages: FACT_EXTRACTION_ENABLED, FACT_EXTRACTION_RATE."""
+
+
 def build_resources(settings: Settings) -> dict[str, object]:
     extractor = settings.extractor.model_dump(exclude={"api_key", "base_url"})
     base_url = settings.extractor.base_url
@@ -55,5 +60,6 @@ def build_resources(settings: Settings) -> dict[str, object]:
         "extractor": ExtractorResource(**extractor, base_url=base_url,
                                        api_key=dg.EnvVar(API_KEY_ENV) if settings.extractor.api_key else None),
         "check_thresholds": CheckThresholds(**settings.checks.model_dump()),
+        "facts": FactResource(**settings.facts.model_dump()),
     }
 

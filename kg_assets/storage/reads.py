@@ -119,14 +119,16 @@ class WarehouseReads:
                     for table in schemas.TABLES}
 
     def stale_documents(self, extractor_version: str, chunker_version: str) -> list[str]:
-        """Current documents whose chunks or extractions were made by other versions, or failed."""
+        """Current documents whose chunks or extractions were made by other versions, or failed (also a chat
+        message whose fact extraction failed)."""
         return self._read(
             f"""SELECT DISTINCT d.document_id FROM {SCHEMA}.documents d
                 LEFT JOIN {SCHEMA}.chunks c USING (document_id)
                 LEFT JOIN {SCHEMA}.chunk_extractions e
                        ON e.chunk_id = c.chunk_id AND e.status = 'ok' AND e.extractor_version = $ev
                 WHERE d.valid_until IS NULL AND d.status = 'ok'
-                  AND (c.chunk_id IS NULL OR c.chunker_version <> $cv OR e.chunk_id IS NULL)
+                  AND (c.chunk_id IS NULL OR c.chunker_version <> $cv OR e.chunk_id IS NULL OR EXISTS (
+                      SELECT 1 FROM {SCHEMA}.fact_extractions f WHERE f.document_id = d.document_id AND f.outcome = 'error'))
                 ORDER BY 1""",
             {"ev": extractor_version, "cv": chunker_version},
         )["document_id"].to_list()

@@ -30,7 +30,10 @@ __all__ = ["SANDBOX", "SCHEMA", "Warehouse", "WarehouseBusy", "WarehouseNotFound
 # Tables written per document partition; consolidation reads them and prunes retired documents.
 PARTITIONED_TABLES = (
     "documents", "chunks", "entity_mentions", "local_relations", "attribute_observations", "chunk_extractions",
+    "fact_extractions", "message_facts",
 )
+# Versioned per document partition: a retired document closes them (history is kept).
+VERSIONED_PARTITION_TABLES = ("messages",)
 
 # Files whose schema this process has created or checked (once per process per file).
 _SCHEMA_READY: set[str] = set()
@@ -206,6 +209,10 @@ class Warehouse(WarehouseReads):
                 con.execute(
                     f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT unnest($r))", {"r": retired}
                 )
+            for table in VERSIONED_PARTITION_TABLES:
+                con.execute(f"""UPDATE {SCHEMA}.{table} SET valid_until = $ts
+                                WHERE valid_until IS NULL AND document_id IN (SELECT unnest($r))""",
+                            {"ts": ts, "r": retired})
             con.execute(
                 f"""UPDATE {SCHEMA}.documents SET valid_until = $ts, status = 'deleted'
                     WHERE valid_until IS NULL AND document_id IN (SELECT unnest($r))""",
@@ -226,16 +233,32 @@ class Warehouse(WarehouseReads):
                 stats[table] = self._merge_current(con, table, key, frame, ts)
         return stats
 
-    def _merge_current(self, con, table: str, key: Sequence[str], frame: pl.DataFrame, ts: datetime) -> dict[str, int]:
+    def replace_current_partitions(self, table: str, identity: Sequence[str], frame: pl.DataFrame,
+                                   document_ids: Sequence[str]) -> dict[str, int]:
+        """Make `frame` the current rows of `document_ids` in a versioned per-document table (kg.messages).
+
+        A row is the same version while its `identity` columns are equal (NULL equals NULL); other columns
+        (offsets) are updated in place. Rows of those documents that are no longer in `frame` are closed.
+        """
+        with self.transaction() as con:
+            return self._merge_current(con, table, identity, frame, now_utc(), list(document_ids))
+
+    def _merge_current(self, con, table: str, key: Sequence[str], frame: pl.DataFrame, ts: datetime,
+                       document_ids: list[str] | None = None) -> dict[str, int]:
+        """Merge `frame` as the current rows of `table` (of `document_ids` only, when given)."""
         new = schemas.conform(frame, schemas.TABLES[table]).drop("valid_from", "valid_until")
-        on = " AND ".join(f'o."{k}" = n."{k}"' for k in key)
+        # Whole tables have non-null keys; a per-document identity may hold NULLs (no display name).
+        equal = "=" if document_ids is None else "IS NOT DISTINCT FROM"
+        on = " AND ".join(f'o."{k}" {equal} n."{k}"' for k in key)
+        scope = "" if document_ids is None else "AND o.document_id IN (SELECT unnest($ids))"
+        params = {} if document_ids is None else {"ids": document_ids}
         con.register("_new", new)
         try:
             closed = fetch_scalar(
                 con,
-                f"""UPDATE {SCHEMA}.{table} o SET valid_until = $ts WHERE o.valid_until IS NULL
+                f"""UPDATE {SCHEMA}.{table} o SET valid_until = $ts WHERE o.valid_until IS NULL {scope}
                     AND NOT EXISTS (SELECT 1 FROM _new n WHERE {on})""",
-                {"ts": ts},
+                {"ts": ts, **params},
             )
             merged = fetch_frame(
                 con,

@@ -63,10 +63,33 @@ def to_tuples(entities, relations, attributes) -> str:
     return "\n".join([*lines, "<|COMPLETE|>"])
 
 
+def is_fact_request(request: dict) -> bool:
+    tools = request.get("tools") or []
+    return bool(tools) and tools[0].get("function", {}).get("name") == "FactsOut"
+
+
+def fact_message(request: dict) -> str:
+    """The chat message a user-fact request asks about (the prompt carries it as a JSON string)."""
+    line = request["messages"][-1]["content"].split("Message (JSON string): ", 1)[1]
+    return json.loads(line)
+
+
+def fact_answer(request: dict) -> Reply:
+    """A user-fact tool call: what the offline heuristic finds in the message."""
+    from kg_assets.extractors.facts.heuristic import heuristic_facts
+
+    facts = [{"type": f.fact_type, "content": f.content, "confidence": f.confidence, "importance": f.importance,
+              "temporal": f.temporal} for f in heuristic_facts(fact_message(request))]
+    return Reply(content=json.dumps({"facts": facts}))
+
+
 def extraction_responder(names: dict[str, str] = SAMPLE_NAMES, missed: dict[str, str] | None = None):
-    """Responder: first pass finds `names` in the text; gleaning finds `missed` ones not yet listed."""
+    """Responder: first pass finds `names` in the text; gleaning finds `missed` ones not yet listed; a user-fact
+    request gets the heuristic's facts of its message."""
 
     def respond(request: dict) -> Reply:
+        if is_fact_request(request):
+            return fact_answer(request)
         if is_summary(request):
             entity = request["messages"][-1]["content"].splitlines()[0].removeprefix("Entity: ")
             return Reply(content=f"Summary of {entity}.")

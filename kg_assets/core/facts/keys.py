@@ -52,6 +52,8 @@ _SLOTS: tuple[tuple[str, frozenset[str], re.Pattern[str]], ...] = (
 _NEXT_RESIDENCE = re.compile(
     _LEAD + r"(?:is moving|will (?:be )?mov(?:e|ing)|plans to move|is going to move|is relocating|will relocate)"
     r"(?: back)? to\b")
+# Keys that hold what is true now (one value per user), as opposed to keys made of a fact's own words.
+SLOT_KEYS = frozenset({key for key, _, _ in _SLOTS} | {"location/next_residence"})
 HOBBY_VERBS = frozenset(stem(w) for w in (
     "plays play goes go does do started start learning learn takes take practices practice stopped quit"
 ).split())

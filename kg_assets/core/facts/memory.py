@@ -35,8 +35,7 @@ MANUAL_CONFIDENCE = 1.0  # the user said it directly
 MANUAL_IMPORTANCE = 0.8  # and wanted it remembered
 _ORDER = ["valid_from", "document_id", "extracted_from_message_id", "fact_index", "fact_id"]
 # Columns the memory decides (derived on every replay, never taken from the input).
-_DECISIONS = ("fact_key", "is_active", "valid_until", "duplicate_of", "dedup_rule", "dedup_score", "dedup_match",
-              "dedup_guard", "supersedes", "superseded_by")
+_DECISIONS = schemas.FACT_DECISIONS
 
 
 def fact_row(
@@ -186,6 +185,11 @@ def build_user_facts(facts: pl.DataFrame) -> pl.DataFrame:
         memories.setdefault(row["user_id"], UserMemory()).add(row)
     decided = [row for user in sorted(memories) for row in memories[user].rows]
     return schemas.conform(pl.DataFrame(decided, schema=schemas.USER_FACTS), schemas.USER_FACTS)
+
+
+def rebuild_memory(fact_inputs: pl.DataFrame, forgotten_users: frozenset[str]) -> pl.DataFrame:
+    """kg.user_facts from every fact input (learned and manual), leaving out forgotten users."""
+    return build_user_facts(fact_inputs.filter(~pl.col("user_id").is_in(list(forgotten_users))))
 
 
 def active_facts(user_facts: pl.DataFrame) -> pl.DataFrame:

@@ -8,6 +8,11 @@ only (outcome ``error``); its facts are simply absent, and a rerun asks again.
 
 The returned facts are `build_user_facts` over the known and the new facts together, so they are the same
 whether a user's messages arrive in one run or in many.
+
+`previous` (the FACT_EXTRACTIONS and fact rows an earlier run made for these messages) lets a rerun reuse
+what it already learned: a message that is offered again, unchanged (same `message_hash`), and whose earlier
+extraction by the same extractor version succeeded keeps its facts without a new request. Everything else,
+including a message whose earlier extraction failed, is asked again.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from kg_assets.core.facts.rules import (
     is_sampled,
     validate_answer,
 )
+from kg_assets.core.normalize import stable_hash
 
 MAX_KNOWN_FACTS = 30  # known facts listed in a request, most important and most recent first
 
@@ -37,6 +43,7 @@ MAX_KNOWN_FACTS = 30  # known facts listed in a request, most important and most
 class LearnedFacts:
     facts: pl.DataFrame  # USER_FACTS: known and new facts, every decision made
     extractions: pl.DataFrame  # FACT_EXTRACTIONS: one row per message
+    message_facts: pl.DataFrame  # FACT_INPUTS of the given messages only (learned now or reused), undecided
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -55,19 +62,24 @@ def learn_facts(
     known: pl.DataFrame | None = None,
     learned_at: datetime | None = None,
     max_known_facts: int = MAX_KNOWN_FACTS,
+    previous: tuple[pl.DataFrame, pl.DataFrame] | None = None,
 ) -> LearnedFacts:
     """Learn facts from MESSAGES rows (document_id, message_id, user_id, content, sent_at, display_name).
 
     `enabled` and `rate` are FACT_EXTRACTION_ENABLED and FACT_EXTRACTION_RATE; `known`: USER_FACTS rows
-    already held (manual facts, facts of earlier runs); `learned_at`: the time stamped on new facts.
+    already held (manual facts, facts of other conversations); `learned_at`: the time stamped on new facts;
+    `previous`: (FACT_EXTRACTIONS, fact rows) of an earlier run over these messages, reused where unchanged.
     """
     rate = check_rate(rate)
     learned_at = learned_at or datetime.now(UTC)
     ordered = messages.sort(["sent_at", "document_id", "message_id"], nulls_last=True).to_dicts()
     outcome_rows: dict[tuple[str, str], dict] = {}
     queues: dict[str, deque[dict]] = {}
+    reusable, reused_facts = _reusable(previous, extractor.version)
+    reused_rows: list[dict] = []
     for message in ordered:
         key = (message["document_id"], message["message_id"])
+        digest = message_hash(message)
         outcome, reason = "ok", None
         if not enabled:
             outcome = "disabled"
@@ -75,14 +87,19 @@ def learn_facts(
             outcome = "not_sampled"
         elif (problem := extractability_problem(message["content"])) is not None:
             outcome, reason = "not_extractable", problem
+        elif reusable.get(key, {}).get("message_hash") == digest:
+            outcome_rows[key] = reusable[key]
+            reused_rows.extend(reused_facts.get(key, ()))
+            continue
         else:
             queues.setdefault(message["user_id"], deque()).append(message)
         outcome_rows[key] = {"document_id": key[0], "message_id": key[1], "user_id": message["user_id"],
-                             "outcome": outcome, "reason": reason, "fact_count": 0, "notes": [],
+                             "message_hash": digest, "outcome": outcome, "reason": reason, "fact_count": 0, "notes": [],
                              "extractor": extractor.name, "extractor_version": extractor.version,
                              "extracted_at": learned_at}
 
     prior = schemas.conform(known, schemas.USER_FACTS).to_dicts() if known is not None and known.height else []
+    prior += reused_rows
     memories: dict[str, UserMemory] = {}
     for row in replay_order(prior):
         memories.setdefault(row["user_id"], UserMemory()).add(dict(row))
@@ -131,4 +148,29 @@ def learn_facts(
     extractions = (schemas.conform(pl.DataFrame(list(outcome_rows.values()), schema=schemas.FACT_EXTRACTIONS),
                                    schemas.FACT_EXTRACTIONS)
                    if outcome_rows else schemas.empty(schemas.FACT_EXTRACTIONS))
-    return LearnedFacts(facts_frame, extractions, calls, prompt_tokens, completion_tokens)
+    inputs = reused_rows + new_rows
+    message_facts = (schemas.conform(pl.DataFrame(inputs, schema=schemas.USER_FACTS), schemas.FACT_INPUTS)
+                     if inputs else schemas.empty(schemas.FACT_INPUTS))
+    return LearnedFacts(facts_frame, extractions, message_facts, calls, prompt_tokens, completion_tokens)
+
+
+def message_hash(message: dict) -> str:
+    """What a fact extraction of a message depends on: its author, time and words."""
+    sent_at = message.get("sent_at")
+    return stable_hash(message["user_id"], sent_at.isoformat() if sent_at else "", message["content"])
+
+
+def _reusable(previous: tuple[pl.DataFrame, pl.DataFrame] | None,
+              version: str) -> tuple[dict[tuple[str, str], dict], dict[tuple[str, str], list[dict]]]:
+    """Earlier successful extractions by `version`, and their facts, by (document_id, message_id)."""
+    if previous is None:
+        return {}, {}
+    extractions, facts = previous
+    done = extractions.filter((pl.col("outcome") == "ok") & (pl.col("extractor_version") == version))
+    rows = {(r["document_id"], r["message_id"]): r for r in done.to_dicts()}
+    by_message: dict[tuple[str, str], list[dict]] = {}
+    for row in schemas.conform(facts, schemas.USER_FACTS).to_dicts():
+        key = (row["document_id"], row["extracted_from_message_id"])
+        if key in rows:
+            by_message.setdefault(key, []).append(row)
+    return rows, by_message

@@ -99,3 +99,22 @@ class LLMCache:
             for i in range(0, len(ids), 500):
                 batch = ids[i : i + 500]
                 self._con.execute(f"UPDATE calls SET exported = 1 WHERE call_id IN ({','.join('?' * len(batch))})", batch)
+
+    def forget_documents(self, document_ids: Iterable[str]) -> int:
+        """Delete the logged calls of these documents and the cached answers to their prompts (`kg facts
+        forget`); returns the number of answers deleted. A prompt another document also sent is asked again."""
+        ids = set(document_ids)
+        with self._lock:
+            rows = [(call_id, json.loads(payload)) for call_id, payload in self._con.execute("SELECT call_id, payload FROM calls")]
+            calls = [(call_id, row.get("prompt_hash")) for call_id, row in rows if row.get("document_id") in ids]
+            hashes = sorted({h for _, h in calls if h})
+            deleted = 0
+            for i in range(0, len(hashes), 500):
+                batch = hashes[i : i + 500]
+                deleted += self._con.execute(
+                    f"DELETE FROM responses WHERE prompt_hash IN ({','.join('?' * len(batch))})", batch).rowcount
+            call_ids = [c for c, _ in calls]
+            for i in range(0, len(call_ids), 500):
+                batch = call_ids[i : i + 500]
+                self._con.execute(f"DELETE FROM calls WHERE call_id IN ({','.join('?' * len(batch))})", batch)
+        return deleted

@@ -65,6 +65,19 @@ class ParseFailure(ValueError):
     """The model answered, but nothing usable could be read from the answer."""
 
 
+@dataclass(frozen=True)
+class ToolRequest:
+    """A request answered by an instructor tool other than entity extraction (user facts): how it is keyed
+    in the cache (`params` with the prompt version) and logged (`output_format`, `prompt_version`)."""
+
+    response_model: type[instructor.OpenAISchema]
+    output_format: str
+    prompt_version: str
+
+    def params(self, settings: LLMSettings) -> dict[str, object]:
+        return {**settings.params, "format": self.output_format, "prompt_version": self.prompt_version}
+
+
 @dataclass
 class _ChunkState:
     row: dict
@@ -138,6 +151,8 @@ class LLMExtractor:
         self._structured = None
         if s.output_format == "structured":
             self._structured = instructor.from_openai(self._client, mode=instructor.Mode.TOOLS)
+        # Tool requests (user facts) are structured whatever the extraction format is.
+        self._tools = self._structured or instructor.from_openai(self._client, mode=instructor.Mode.TOOLS)
         self._cache = cache
         self._semaphore = asyncio.Semaphore(s.concurrency)
         self._rpm = AsyncLimiter(s.requests_per_minute, 60) if s.requests_per_minute else None
@@ -258,16 +273,21 @@ class LLMExtractor:
         with self._stage("sanitize"):
             state.merged = _sanitized(merge_passes([parsed for _, parsed in state.passes]), self)
 
-    async def _ask(self, messages: list[dict], where: dict, parse, plain_text: bool = False):
-        """One cached request: `parse(content, gleaning_pass, truncated)` turns the answer into a result."""
+    async def _ask(self, messages: list[dict], where: dict, parse, plain_text: bool = False,
+                   tool: ToolRequest | None = None):
+        """One cached request: `parse(content, gleaning_pass, truncated)` turns the answer into a result.
+
+        With `tool`, the answer is that instructor tool's arguments (JSON text), whatever KG_LLM_FORMAT says."""
         s = self.settings
-        structured = self._structured is not None and not plain_text
+        structured = tool is not None or (self._structured is not None and not plain_text)
         with self._stage("hash prompt"):
-            key = prompt_hash(messages, s.model, s.params)
+            key = prompt_hash(messages, s.model, tool.params(s) if tool else s.params)
+        output_format = tool.output_format if tool else "text" if plain_text else s.output_format
         call = {
             "call_id": uuid.uuid4().hex, "run_id": self.run_id, **where, "model": s.model,
-            "prompt_version": PROMPT_VERSION, "prompt_hash": key, "output_format": "text" if plain_text else s.output_format,
-            "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0.0, "cost_usd": 0.0,
+            "prompt_version": tool.prompt_version if tool else PROMPT_VERSION, "prompt_hash": key,
+            "output_format": output_format, "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0.0,
+            "cost_usd": 0.0,
         }
         with self._stage("cache"):
             cached = self._cache.get(key)
@@ -276,7 +296,8 @@ class LLMExtractor:
                 call.update(status="cache_hit", prompt_tokens=cached["prompt_tokens"], completion_tokens=cached["completion_tokens"])
                 with self._stage("parse answer"):
                     return parse(cached["content"], where["gleaning_pass"], False)
-            content, prompt_tokens, completion_tokens, truncated = await self._request(messages, call, structured)
+            content, prompt_tokens, completion_tokens, truncated = await self._request(
+                messages, call, structured, tool.response_model if tool else ExtractionTool)
             call.update(status="ok", prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                         cost_usd=s.cost(prompt_tokens, completion_tokens))
             with self._stage("parse answer"):
@@ -299,7 +320,8 @@ class LLMExtractor:
                 self._cache.log_call(call)
             self._calls.append(call)
 
-    async def _request(self, messages: list[dict], call: dict, structured: bool) -> tuple[str, int, int, bool]:
+    async def _request(self, messages: list[dict], call: dict, structured: bool,
+                       response_model: type[instructor.OpenAISchema] = ExtractionTool) -> tuple[str, int, int, bool]:
         s = self.settings
         if self._tpm is not None:
             estimate = count_message_tokens(messages) + s.max_completion_tokens
@@ -314,8 +336,8 @@ class LLMExtractor:
             try:
                 if structured:
                     try:
-                        _, completion = await self._structured.chat.completions.create_with_completion(
-                            model=s.model, messages=messages, response_model=ExtractionTool, max_retries=0,
+                        _, completion = await self._tools.chat.completions.create_with_completion(
+                            model=s.model, messages=messages, response_model=response_model, max_retries=0,
                             temperature=s.temperature, max_tokens=s.max_completion_tokens,
                         )
                     except InstructorError as exc:

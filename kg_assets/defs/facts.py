@@ -1,0 +1,191 @@
+"""User facts: chat messages and the facts learned from them (partitioned like chunks), consolidated into
+the users' memory (`user_facts`) and the chat users linked to person entities (`chat_users`).
+
+Nothing a user wrote goes into metadata or logs: only ids and counts, so `kg facts forget` leaves nothing
+of it in the Dagster instance either.
+"""
+
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+
+from kg_assets.core import schemas
+from kg_assets.core.documents import read_chat_messages
+from kg_assets.core.facts.memory import rebuild_memory
+from kg_assets.core.facts.pipeline import learn_facts
+from kg_assets.core.facts.users import build_chat_users
+from kg_assets.core.files import DocumentError
+from kg_assets.defs.extraction import _call_metadata, export_calls
+from kg_assets.defs.graph import after_upstream_settles
+from kg_assets.defs.ingest import eager
+from kg_assets.defs.partitions import documents_partitions, single_run
+from kg_assets.defs.resources import ExtractorResource, FactResource, IngestResource, WarehouseResource
+from kg_assets.defs.tables import table_metadata
+from kg_assets.storage.facts import FactStore
+
+
+def documents_in_run(context: dg.AssetExecutionContext) -> list[str]:
+    """The document partitions this run covers: what `chunks` reads."""
+    return context.partition_keys
+
+
+def _counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
+    counts = frame.group_by(column).len().sort(column)
+    return {str(k): int(v) for k, v in counts.iter_rows()}
+
+
+@dg.asset(
+    partitions_def=documents_partitions,
+    backfill_policy=single_run,
+    pool="duckdb",
+    deps=["documents"],
+    group_name="facts",
+    kinds={"duckdb", "polars"},
+    automation_condition=eager,
+    metadata=table_metadata("messages"),
+    description="One row per chat message (versioned): conversation, message id, user, display name, the "
+    "message's own time, content, reply-to. An edited or deleted chat file closes its rows.",
+)
+def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource) -> dg.MaterializeResult:
+    wh = warehouse.get()
+    store = FactStore(wh)
+    keys = documents_in_run(context)
+    chats = wh.read_partitions("documents", keys).filter((pl.col("source_type") == "chat") & (pl.col("status") == "ok"))
+    forgotten = store.forgotten_user_ids()
+    frames, failed = [], []
+    for document_id, content_hash in chats.select("document_id", "content_hash").iter_rows():
+        try:
+            frames.append(read_chat_messages(Path(settings.inbox_dir), document_id, content_hash, forgotten))
+        except (DocumentError, OSError) as exc:
+            failed.append(document_id)  # its current rows stay until a run reads the file and its text together
+            context.log.warning(f"chat {document_id}: {exc}")
+    frame = pl.concat(frames) if frames else schemas.empty(schemas.MESSAGES)
+    stats = store.write_messages(frame, [k for k in keys if k not in failed])
+    context.log.info(f"{frame.height:,} messages from {len(frames):,} chat logs; {stats['closed']:,} versions closed")
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": frame.height,
+        "messages": frame.height,
+        "chat_documents": len(frames),
+        "users": frame["user_id"].n_unique(),
+        "versions_closed": stats["closed"],
+        "chat_documents_failed": len(failed),
+        "forgotten_users_left_out": len(forgotten),
+    })
+
+
+@dg.asset(
+    partitions_def=documents_partitions,
+    backfill_policy=single_run,
+    pool="llm",
+    deps=[messages],
+    group_name="facts",
+    kinds={"duckdb", "polars"},
+    automation_condition=eager,
+    metadata=table_metadata("message_facts", "fact_extractions", "llm_calls"),
+    description="Facts learned from each chat message (seed 001 rules: switch, rate, extractability, at most 3 "
+    "facts, levels snapped), with the user's known facts in each request; one outcome row per message.",
+)
+def message_facts(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource, facts: FactResource
+) -> dg.MaterializeResult:
+    wh = warehouse.get()
+    store = FactStore(wh)
+    keys = documents_in_run(context)
+    current = wh.read_partitions("messages", keys)
+    previous = (wh.read_partitions("fact_extractions", keys), wh.read_partitions("message_facts", keys))
+    engine = extractor.build_fact_extractor(run_id=context.run_id)
+    context.log.info(f"learning facts from {current.height:,} messages with the {extractor.describe(engine)} "
+                     f"(enabled={facts.enabled}, rate={facts.rate})")
+    learned = learn_facts(current, engine, enabled=facts.enabled, rate=facts.rate, known=store.known_facts(keys),
+                          previous=previous)
+    wh.replace_partitions({"fact_extractions": learned.extractions, "message_facts": learned.message_facts}, keys)
+    if extractor.uses_llm:
+        export_calls(wh, extractor.cache_path)
+    outcomes = learned.outcomes()
+    if outcomes.get("error"):
+        failed = learned.extractions.filter(pl.col("outcome") == "error")
+        context.log.warning(f"{failed.height:,} messages failed fact extraction and are asked again on the next run: "
+                            f"{failed['message_id'].head(20).to_list()}")
+    reused = previous[1].join(learned.message_facts.select("fact_id"), on="fact_id", how="semi").height
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": learned.message_facts.height,
+        "facts_learned": learned.message_facts.height - reused,
+        "facts_reused": reused,
+        "messages": learned.extractions.height,
+        "messages_extracted": outcomes.get("ok", 0),
+        "skipped_disabled": outcomes.get("disabled", 0),
+        "skipped_by_rate": outcomes.get("not_sampled", 0),
+        "skipped_not_extractable": outcomes.get("not_extractable", 0),
+        "messages_failed": outcomes.get("error", 0),
+        "facts_by_type": dg.MetadataValue.json(_counts(learned.message_facts, "fact_type")),
+        "extractor": engine.name,
+        "extractor_version": engine.version,
+        **_call_metadata(engine.calls if extractor.uses_llm else schemas.empty(schemas.LLM_CALLS)),
+    })
+
+
+@dg.asset(
+    deps=[message_facts, "linked_entities"],
+    pool="duckdb",
+    group_name="facts",
+    kinds={"duckdb", "polars"},
+    automation_condition=after_upstream_settles,
+    metadata=table_metadata("user_facts"),
+    description="Each user's fact memory: dedup (seed rules plus guards, duplicates kept as rows pointing at what "
+    "they duplicate) and supersession in message time (valid_from / valid_until), from learned and manual facts.",
+)
+def user_facts(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    wh = warehouse.get()
+    store = FactStore(wh)
+    memory = rebuild_memory(store.fact_inputs(), store.forgotten_user_ids())
+    store.write_memory(memory)
+    active = memory.filter(pl.col("is_active"))
+    duplicates = memory.filter(pl.col("duplicate_of").is_not_null())
+    outcomes = _counts(store.extraction_outcomes(), "outcome")
+    context.log.info(f"{active.height:,} active facts of {active['user_id'].n_unique():,} users; "
+                     f"{duplicates.height:,} duplicates set aside")
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": memory.height,
+        "facts": memory.height,
+        "active_facts": active.height,
+        "users": memory["user_id"].n_unique(),
+        "manual_facts": memory.filter(pl.col("source") != "auto_extraction").height,
+        "superseded": memory.filter(pl.col("superseded_by").is_not_null()).height,
+        "skipped_by_dedup": duplicates.height,
+        "dedup_by_rule": dg.MetadataValue.json(_counts(duplicates, "dedup_rule")),
+        "kept_by_guard": dg.MetadataValue.json(_counts(memory.filter(pl.col("dedup_guard").is_not_null()), "dedup_guard")),
+        "active_by_type": dg.MetadataValue.json(_counts(active, "fact_type")),
+        "skipped_by_rate": outcomes.get("not_sampled", 0),
+        "skipped_not_extractable": outcomes.get("not_extractable", 0),
+        "messages_failed": outcomes.get("error", 0),
+    })
+
+
+@dg.asset(
+    deps=[user_facts, messages, "linked_entities"],
+    pool="duckdb",
+    group_name="facts",
+    kinds={"duckdb", "polars"},
+    automation_condition=after_upstream_settles,
+    metadata=table_metadata("chat_users"),
+    description="One row per chat user: display name (else the name they introduced themselves with) and the "
+    "current PERSON entity of that name.",
+)
+def chat_users(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    wh = warehouse.get()
+    store = FactStore(wh)
+    entities = wh.current_entities(["entity_id", "name", "normalized_name", "entity_type", "aliases", "mention_count"])
+    users = build_chat_users(store.current_messages(), store.memory(), entities)
+    store.write_chat_users(users)
+    linked = users.filter(pl.col("entity_id").is_not_null())
+    context.log.info(f"{users.height:,} chat users, {linked.height:,} linked to a person entity")
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": users.height,
+        "users": users.height,
+        "linked_to_person": linked.height,
+        "named_by": dg.MetadataValue.json(_counts(users.drop_nulls("name_source"), "name_source")),
+    })
+
+
+assets = [messages, message_facts, user_facts, chat_users]
