@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 import polars as pl
 
-from kg_assets.core.chat import ChatLogError, messages_frame, parse_chat
+from kg_assets.core.chat import ChatLog, ChatLogError, messages_frame, parse_chat
 from kg_assets.core.files import DocumentError
 from kg_assets.core.files.decoding import decode
 from kg_assets.core.files.html_text import html_to_text
@@ -35,14 +35,18 @@ def _markdown(text: str) -> tuple[str | None, list[str]]:
     return title, headings
 
 
+def _chat_log(text: str, forgotten_users: frozenset[str]) -> ChatLog:
+    try:
+        return parse_chat(text, forgotten_users)
+    except ChatLogError as exc:
+        raise DocumentError(str(exc)) from exc
+
+
 def _chat(text: str, forgotten_users: frozenset[str]) -> tuple[str, datetime | None, list[str]]:
     """The attributed text (without the messages of forgotten users), the first message's time and the
     chat's anchor: its participants (display name and user id, in order of their first message) and its
     time span."""
-    try:
-        chat = parse_chat(text, forgotten_users)
-    except ChatLogError as exc:
-        raise DocumentError(str(exc)) from exc
+    chat = _chat_log(text, forgotten_users)
     speakers: dict[str, str] = {}
     for message in chat.messages:
         name = message["display_name"]
@@ -147,5 +151,4 @@ def read_chat_messages(inbox: Path, key: str, content_hash: str, forgotten_users
     """
     if entry_hash(inbox, key) != content_hash:
         raise DocumentError("the file changed after its documents row was read; the next run reads it again")
-    chat = _chat(decode(resolve_key(inbox, key).read_bytes()).text, forgotten_users)
-    return messages_frame(key, chat)
+    return messages_frame(key, _chat_log(decode(resolve_key(inbox, key).read_bytes()).text, forgotten_users))
