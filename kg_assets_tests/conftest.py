@@ -124,7 +124,10 @@ def llm_project(project, openai_server):
 
     def configure(**fields) -> Project:
         extractor.update(fields)
-        project.defs = build_definitions(project_settings(project.inbox, project.warehouse.path, **extractor))
+        # These tests count entity-extraction requests; user-fact requests have their own tests
+        # (test_fact_llm_and_forget.py), so fact extraction is off here.
+        project.defs = build_definitions(project_settings(project.inbox, project.warehouse.path,
+                                                          facts=FactSettings(enabled=False), **extractor))
         return project
 
     project.server = openai_server
