@@ -58,9 +58,11 @@ def find_entities(reads: GraphReads, text: str) -> pl.DataFrame:
                        on="span_id", how="left").with_columns(pl.col("link_key").fill_null(""))
     matches = reads.span_matches(spans.select("span_id", "norm_key", "link_key")).join(spans, on="span_id")
     named = matches.filter(pl.col("name_like") | (pl.col("text") == pl.col("surface")))
-    # A name several entities carry is read as the one the corpus mentions most.
+    # A name several entities carry is read as a typed one before one typed OTHER, then the one the
+    # corpus mentions most.
     read_as = (matching.pick_spans(named)
-               .sort(["span_id", "mention_count", "entity_id"], descending=[False, True, False])
+               .with_columns((pl.col("entity_type") == "OTHER").alias("_untyped"))
+               .sort(["span_id", "_untyped", "mention_count", "entity_id"], descending=[False, False, True, False])
                .unique("span_id", keep="first"))
     return (read_as.group_by("entity_id").agg(pl.len().cast(pl.Int64).alias("mentions_in_text"))
             .sort("entity_id"))

@@ -143,7 +143,8 @@ class KnowledgeGraph:
 
     # ---- one entity --------------------------------------------------------------------------------
     def _resolve(self, reads: GraphReads, entity: str) -> tuple[str, list[SearchHit]]:
-        """The entity an id, name or alias names: (entity_id, other entities named exactly as well)."""
+        """The entity an id, name or alias names: (entity_id, other entities named exactly as well). Among
+        exact hits a typed entity comes before an OTHER one, then the most mentioned."""
         entity_id = reads.canonical_id(entity)
         if entity_id is not None:
             return entity_id, []
@@ -152,6 +153,8 @@ class KnowledgeGraph:
         if not exact:
             closest = "; ".join(f"{h.name} ({h.entity_type}, {h.entity_id})" for h in hits) or "nothing close"
             raise EntityNotFound(f"no entity is named {entity!r}; closest: {closest}")
+        # a typed entity before one typed OTHER (the extractor could not tell), then search order
+        exact.sort(key=lambda h: h.entity_type == "OTHER")
         return exact[0].entity_id, exact[1:]
 
     def profile(self, entity: str, *, hops: int = 0, as_of: Moment = None, max_relations: int = 20,

@@ -262,7 +262,7 @@ class GraphReads:
     # ---- context -------------------------------------------------------------------------------
     def span_matches(self, spans: pl.DataFrame) -> pl.DataFrame:
         """Join candidate text spans (span_id, norm_key, link_key) to the names and aliases with the same
-        normalized name or linking key, with the entity's mention_count."""
+        normalized name or linking key, with the entity's mention_count and entity_type."""
         self.con.register("_spans", spans)
         try:
             return _frame(self.con, f"""
@@ -272,7 +272,7 @@ class GraphReads:
                     UNION
                     SELECT s.span_id, l.entity_id, l.surface FROM _spans s
                     JOIN {self.lookup} l ON l.link_key = s.link_key WHERE s.link_key <> '')
-                SELECT m.span_id, m.entity_id, m.surface, e.mention_count FROM matched m
+                SELECT m.span_id, m.entity_id, m.surface, e.mention_count, e.entity_type FROM matched m
                 JOIN {SCHEMA}.entities e ON e.entity_id = m.entity_id AND e.valid_until IS NULL""")
         finally:
             self.con.unregister("_spans")

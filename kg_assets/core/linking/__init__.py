@@ -9,6 +9,8 @@ non-canonical id points straight at its canonical id (no chains, no cycles, neve
   the redirects' use (`apply_redirects`, `keep_created_at`).
 - `name_keys`: the folded matching key of a name and the handles under which a long form is found.
 - `name_linker`: `NameLinker`, the rule-based linker the pipeline runs. Pure Polars in and out.
+- `values`: the same equivalences applied to attribute values (`value_classes`), so the attribute
+  timeline compares "CTO" and "Chief Technology Officer" as the linker would.
 
 Any object with a `name` and `link(mentions, overrides=None)` is a `Linker`: an embedding linker can be
 plugged in later the same way (and may reuse `resolve_clusters` to turn its pairs into redirects). The
