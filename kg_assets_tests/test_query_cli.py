@@ -80,3 +80,14 @@ def test_bad_input_exits_with_one_clear_line(built_warehouse, tmp_path):
         assert (out.returncode, out.stderr.strip().splitlines()[-1][:len(message)]) == (code, message), args
     missing = kg("search", "x", "--db", tmp_path / "none.duckdb")
     assert missing.returncode == 1 and "run `kg run` first" in missing.stderr
+
+
+def test_without_db_the_commands_read_the_warehouse_the_settings_name(built_warehouse, tmp_path):
+    """No --db: KG_DUCKDB_PATH, as for `kg run` (this used to fail with "no warehouse at None")."""
+    import os
+
+    env = {**os.environ, "KG_DUCKDB_PATH": str(built_warehouse)}
+    out = subprocess.run([KG, "search", "entity:Sarah Chen"], capture_output=True, text=True, timeout=120, env=env,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[1].startswith("  1.00  Sarah Chen  [PERSON]")

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 
+from kg_assets.commands.common import add_db_option, load_settings
 from kg_assets.query import EntityNotFound, KnowledgeGraph, WarehouseNotBuilt
 from kg_assets.query.export import FORMATS
 from kg_assets.query.matching import DEFAULT_LIMIT
@@ -90,13 +91,22 @@ def _run(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
     return run
 
 
+def _db(args: argparse.Namespace) -> str:
+    """--db, else KG_DUCKDB_PATH, else the default warehouse: the same file `kg run` writes."""
+    return load_settings(args).warehouse.db_path
+
+
+def _graph(args: argparse.Namespace) -> KnowledgeGraph:
+    return KnowledgeGraph(_db(args))
+
+
 def _json(model) -> str:
     return json.dumps(model.model_dump(mode="json"), ensure_ascii=False, indent=2)
 
 
 @_run
 def cmd_search(args: argparse.Namespace) -> int:
-    result = KnowledgeGraph(args.db).search(" ".join(args.query), types=args.type or (), limit=args.limit,
+    result = _graph(args).search(" ".join(args.query), types=args.type or (), limit=args.limit,
                                             as_of=args.as_of)
     print(_json(result) if args.json else format_search(result))
     return 0
@@ -106,7 +116,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from kg_assets.query.picture import render_subgraph
 
-    with KnowledgeGraph(args.db) as kg:
+    with _graph(args) as kg:
         hops = args.hops if args.hops or not args.svg else 1
         profile = kg.profile(" ".join(args.entity), hops=hops, as_of=args.as_of, max_relations=args.relations,
                              max_sources=args.sources)
@@ -128,7 +138,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         text = " ".join(args.text)
     if not text.strip():
         raise ValueError("no text: give TEXT, - (standard input) or --file FILE")
-    block = KnowledgeGraph(args.db).context(text, max_tokens=args.max_tokens, as_of=args.as_of,
+    block = _graph(args).context(text, max_tokens=args.max_tokens, as_of=args.as_of,
                                             max_sources=args.sources)
     print(_json(block) if args.json else block.text)
     return 0
@@ -136,7 +146,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 @_run
 def cmd_export(args: argparse.Namespace) -> int:
-    result = KnowledgeGraph(args.db).export(args.format, args.out, as_of=args.as_of)
+    result = _graph(args).export(args.format, args.out, as_of=args.as_of)
     when = f" as of {result.as_of.isoformat()}" if result.as_of else ""
     print(f"kg export {result.format}{when}: {result.nodes:,} nodes, {result.edges:,} edges, "
           f"{result.provenance_edges:,} EXTRACTED_FROM edges to {result.chunks:,} chunks -> {', '.join(result.paths)}")
@@ -147,14 +157,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_picture(args: argparse.Namespace) -> int:
     from kg_assets.query.picture import render_core
 
-    print(f"picture: {render_core(args.db, args.out, top=args.top)}")
+    print(f"picture: {render_core(_db(args), args.out, top=args.top)}")
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     def command(name: str, help: str, func) -> argparse.ArgumentParser:
         parser = subparsers.add_parser(name, help=help, description=help)
-        parser.add_argument("--db", help="DuckDB file (env KG_DUCKDB_PATH, default data/warehouse.duckdb)")
+        add_db_option(parser)
         parser.set_defaults(func=func)
         return parser
 
