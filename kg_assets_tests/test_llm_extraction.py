@@ -215,8 +215,9 @@ def test_cancelling_a_run_stops_llm_calls_writes_nothing_and_the_rerun_pays_only
     home.mkdir()
     shutil.copy(Path(__file__).resolve().parents[1] / "dagster.yaml", home)
     # The CLI reads its settings from the environment: the same ones the fixture gave the project.
+    # Fact extraction off, as in the fixture: this test counts and cancels entity-extraction requests.
     env = {**os.environ, "DAGSTER_HOME": str(home), "OPENAI_BASE_URL": project.server.base_url, "KG_LLM_TIMEOUT_S": "5",
-           "KG_SUMMARY_MIN_FRAGMENTS": "0"}
+           "KG_SUMMARY_MIN_FRAGMENTS": "0", "FACT_EXTRACTION_ENABLED": "false"}
     kg = Path(sys.executable).parent / "kg"
     args = [kg, "run", "--inbox", project.inbox, "--db", project.warehouse.path]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
