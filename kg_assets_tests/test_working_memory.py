@@ -128,8 +128,10 @@ def test_a_short_document_is_not_queued_behind_a_long_one(tmp_path, memory_token
                  "short": ["Marcus Webb replied.", "Marcus Webb moved to Lisbon."]}
     with FakeOpenAIServer(responder=extraction_responder(names=NAMES), latency_s=0.02) as server:
         settings = _settings(server, tmp_path, concurrency=4, working_memory_tokens=memory_tokens)
-        LLMExtractor(settings).extract(_chunks(documents))
+        chunks = _chunks(documents)
+        result = LLMExtractor(settings).extract(chunks)
         order = [chunk_text(r) for r in server.requests]  # the order the server received them
+    assert result.chunk_status["chunk_id"].to_list() == chunks["chunk_id"].to_list(), "rows keep the chunks' order"
     assert len(order) == 42
     short_positions = [order.index(text) + 1 for text in documents["short"]]
     assert max(short_positions) <= 4, short_positions

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import itertools
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -116,8 +115,7 @@ class LLMExtractor:
         if chunks.height == 0:
             return ExtractionResult.empty()
         self._calls: list[dict] = []
-        states = [_ChunkState(row) for row in chunks.iter_rows(named=True)]
-        self._run(self._extract_all, round_robin(states))  # the states fill in place; rows keep the chunks' order
+        states = self._run(self._extract_all, [_ChunkState(row) for row in chunks.iter_rows(named=True)])
         with self._stage("frames"):
             return self._frames(states)
 
@@ -422,15 +420,6 @@ def _structured_failure(exc: InstructorError, call: dict) -> Exception:
     if usage is not None:
         call.update(prompt_tokens=int(usage.prompt_tokens or 0), completion_tokens=int(usage.completion_tokens or 0))
     return ParseFailure(f"structured output did not validate: {type(exc).__name__}: {str(exc)[:300]}")
-
-
-def round_robin(states: Sequence[_ChunkState]) -> list[_ChunkState]:
-    """Chunks in the order their requests queue for the semaphore (FIFO): the first chunk of every document,
-    then every second chunk, and so on, so a long document cannot hold every slot while a short one waits."""
-    by_document: dict[str, list[_ChunkState]] = {}
-    for state in states:
-        by_document.setdefault(state.row["document_id"], []).append(state)
-    return [state for turn in itertools.zip_longest(*by_document.values()) for state in turn if state is not None]
 
 
 def _where(row: dict, gleaning_pass: int) -> dict:
