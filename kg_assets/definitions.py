@@ -11,7 +11,7 @@ from kg_assets.settings import Settings
 
 def build_definitions(settings: Settings) -> dg.Definitions:
     return dg.Definitions.merge(
-        dg.Definitions(assets=[ingest.documents, ingest.chunks], sensors=[ingest.inbox_sensor]),
+        dg.Definitions(assets=[ingest.documents, ingest.chunks]),
         dg.Definitions(assets=[extraction.extraction]),
         dg.Definitions(assets=[graph.linked_entities, graph.knowledge_graph, graph.entity_attributes]),
         dg.Definitions(asset_checks=checks.checks),
@@ -19,7 +19,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         dg.Definitions(
             jobs=[automation.kg_pipeline, automation.consolidation],
             schedules=[automation.nightly_refresh],
-            sensors=[automation.automation_sensor],
+            sensors=[automation.inbox_sensor],
         ),
         dg.Definitions(resources=build_resources(settings)),
     )

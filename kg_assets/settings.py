@@ -191,6 +191,23 @@ class Settings(BaseModel):
             raise SettingsError(f"invalid kg_assets settings in the environment:\n{problems}") from None
 
 
+def use_dagster_home(option: str | None) -> str:
+    """The Dagster instance folder (the option, else DAGSTER_HOME, else the current folder), created and put
+    in the environment, where Dagster itself reads it when the instance loads."""
+    home = str(Path(option or os.environ.get("DAGSTER_HOME") or Path.cwd()).resolve())
+    Path(home).mkdir(parents=True, exist_ok=True)
+    os.environ["DAGSTER_HOME"] = home
+    return home
+
+
+def use_dagster_event_batching() -> None:
+    """Ranged runs write one planned event per asset instead of one per partition, and storages that can
+    (PostgreSQL) write materialization events in batches. Dagster reads both flags from the environment;
+    a value the user set wins."""
+    os.environ.setdefault("DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS", "true")
+    os.environ.setdefault("DAGSTER_EVENT_BATCH_SIZE", "1000")
+
+
 def env_variables() -> dict[str, str]:
     """Every environment variable a setting reads -> `section.field` (for docs and tests)."""
     return {

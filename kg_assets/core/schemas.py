@@ -27,6 +27,8 @@ DOCUMENTS = {
     "error": pl.String,
     "warning": pl.String,  # the text is usable but partial or guessed: a cut HTML file, a guessed encoding
     "ingested_at": TS,
+    "arrival_day": pl.String,  # YYYY-MM-DD (UTC) the pipeline first saw the file: its Dagster partition key
+    "file_signature": pl.String,  # size:mtime_ns when read; a matching signature lets the planner skip hashing
     "valid_from": TS,
     "valid_until": TS,
 }

@@ -9,7 +9,6 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 
-from kg_assets.defs.graph import after_upstream_settles
 from kg_assets.defs.resources import WarehouseResource
 
 DBT_DIR = Path(__file__).resolve().parents[2] / "dbt"
@@ -55,9 +54,6 @@ class KgTranslator(DagsterDbtTranslator):
 
     def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str:
         return "marts"
-
-    def get_automation_condition(self, dbt_resource_props: Mapping[str, Any]) -> dg.AutomationCondition:
-        return after_upstream_settles
 
 
 @dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=KgTranslator(), pool="duckdb")

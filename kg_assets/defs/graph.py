@@ -8,27 +8,20 @@ from kg_assets.core.consolidate import MAX_DESCRIPTION_CHARS, build_edges, build
 from kg_assets.core.extraction.prompts import build_summary_messages
 from kg_assets.core.linking import NameLinker, apply_redirects, keep_created_at
 from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
-from kg_assets.defs.partitions import documents_partitions
+from kg_assets.core.planning import frame_digest
+from kg_assets.defs.planner import OVERRIDES_DIGEST_KEY
 from kg_assets.defs.extraction import export_calls
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
 from kg_assets.defs.tables import table_metadata
 
-# Consolidate once upstream partitions have settled: not while any of them is still running.
-after_upstream_settles = (
-    dg.AutomationCondition.any_deps_updated().since_last_handled()
-    & ~dg.AutomationCondition.any_deps_in_progress()
-    & ~dg.AutomationCondition.in_progress()
-).with_label("after upstream settles")
-
-
 def consolidation_asset(deps: list, tables: tuple[str, ...], description: str):
-    """An unpartitioned asset rebuilt from all partitions: DuckDB pool, graph group, settle-then-run automation."""
+    """An unpartitioned asset rebuilt from all partitions (DuckDB pool, graph group). No automation condition:
+    the planner's runs consolidate after their partitions, in the same run."""
     return dg.asset(
         deps=deps,
         pool="duckdb",
         group_name="graph",
         kinds={"duckdb", "polars"},
-        automation_condition=after_upstream_settles,
         metadata=table_metadata(*tables),
         description=description,
     )
@@ -43,17 +36,6 @@ def linked_entities(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource
 ) -> dg.MaterializeResult:
     wh = warehouse.get()
-    current = context.instance.get_dynamic_partitions(documents_partitions.name)
-    retired: list[str] = []
-    if current:
-        retired = wh.retire_documents(current)
-        if retired:
-            context.log.info(f"retracted {len(retired)} deleted documents: {retired[:10]}")
-    else:
-        context.log.warning(
-            "the Dagster instance has no document partitions; nothing retracted "
-            "(is DAGSTER_HOME the instance that ingested this warehouse?)"
-        )
     mentions = wh.entity_mentions()
     documents = wh.document_times()
     overrides = wh.link_overrides()
@@ -73,7 +55,7 @@ def linked_entities(
             "redirects_by_method": dg.MetadataValue.json(dict(zip(methods["method"], methods["len"]))),
             "overrides": overrides.height,
             "linker": linker.name,
-            "documents_retracted": len(retired),
+            OVERRIDES_DIGEST_KEY: frame_digest(overrides),
             "mentions": mentions.height,
         }
     )

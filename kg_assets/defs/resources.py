@@ -32,6 +32,8 @@ class CheckThresholds(dg.ConfigurableResource, CheckSettings):
 
 
 def build_resources(settings: Settings) -> dict[str, object]:
+    from kg_assets.defs.partitions import RunScope
+
     extractor = settings.extractor.model_dump(exclude={"api_key"})
     return {
         "warehouse": WarehouseResource(**settings.warehouse.model_dump()),
@@ -42,5 +44,7 @@ def build_resources(settings: Settings) -> dict[str, object]:
         # The key is never a config value: the resource names the variable, resolved where the run executes.
         "extractor": ExtractorResource(**extractor, api_key=dg.EnvVar(API_KEY_ENV) if settings.extractor.api_key else None),
         "check_thresholds": CheckThresholds(**settings.checks.model_dump()),
+        # Which documents of the run's arrival days a run processes: the one run-config knob of a run.
+        "scope": RunScope(),
     }
 

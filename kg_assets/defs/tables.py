@@ -27,3 +27,8 @@ def markdown_table(frame: pl.DataFrame) -> dg.MetadataValue:
     lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
     lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in frame.iter_rows()]
     return dg.MetadataValue.md("\n".join(lines))
+
+
+def rounded(value: float | None, digits: int) -> float:
+    """Latencies and costs for the UI: a few digits, not float noise (0.0 when unknown)."""
+    return round(float(value or 0.0), digits)
