@@ -5,7 +5,7 @@ import polars as pl
 
 from kg_assets.core.consolidate import misnamed_entities
 from kg_assets.definitions import defs as load_code_location
-from kg_assets.defs.partitions import documents_partitions
+from kg_assets.defs.partitions import arrival_days
 
 TABLES = ("documents", "chunks", "entity_mentions", "local_relations", "entities", "graph_nodes", "graph_edges")
 
@@ -22,12 +22,14 @@ def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
     assert marts.to_user_string() in keys, "dbt models are assets downstream of the graph"
     assert graph.get(marts).parent_keys == {dg.AssetKey(["marts", "stg_current_entities"]), dg.AssetKey(["marts", "stg_current_edges"])}
     assert graph.get(dg.AssetKey(["marts", "stg_current_edges"])).parent_keys == {dg.AssetKey("knowledge_graph")}
-    # kg_pipeline builds every asset (dbt marts included) over ranges of document partitions
+    # kg_pipeline builds every asset (dbt marts included) over ranges of arrival days
     pipeline = module_defs.resolve_job_def("kg_pipeline")
     assert pipeline.asset_layer.selected_asset_keys == set(graph.get_all_asset_keys())
-    assert pipeline.partitions_def == documents_partitions
+    assert pipeline.partitions_def == arrival_days
     assert module_defs.resolve_schedule_def("nightly_refresh").cron_schedule == "0 2 * * *"
-    assert module_defs.resolve_sensor_def("inbox_sensor") and module_defs.resolve_sensor_def("kg_automation")
+    assert module_defs.resolve_sensor_def("inbox_sensor").job_name == "kg_pipeline"
+    assert module_defs.resolve_schedule_def("nightly_refresh").job_name == "kg_pipeline"
+    assert not [k for k in keys if graph.get(dg.AssetKey.from_user_string(k)).automation_condition], "no cascades"
     # DuckDB-writing steps share one pool, LLM-using steps another; partitioned steps batch partitions into one run.
     for key in ("documents", "chunks", "entity_mentions", "linked_entities", "knowledge_graph"):
         assets_def = module_defs.resolve_assets_def(key)

@@ -53,9 +53,11 @@ def run_command(args: argparse.Namespace) -> int:
     except (InboxMissing, PlanError) as exc:
         print(f"kg run: {exc}", file=sys.stderr)
         return 2
-    print(f"kg run: inbox {inbox}: {plan.summary()}; DAGSTER_HOME={dagster_home}", flush=True)
+    print(f"kg run: {plan.inbox_documents:,} documents in {inbox} ({plan.summary()}); DAGSTER_HOME={dagster_home}",
+          flush=True)
     if plan.is_empty:
-        print(f"kg run: nothing to do in {time.perf_counter() - started:.1f}s; warehouse {warehouse.path}")
+        print(f"kg run: every document is up to date and the graph too; nothing to run "
+              f"({time.perf_counter() - started:.1f}s); warehouse {warehouse.path}")
         if warehouse.exists():
             print_summary(warehouse, None)
         return 0

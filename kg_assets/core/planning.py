@@ -46,6 +46,10 @@ class Plan:
     fingerprint: tuple[tuple[str, str, str], ...] = field(default=(), repr=False)  # (reason, id, signature)
 
     @property
+    def inbox_documents(self) -> int:
+        return len(self.new) + len(self.changed) + len(self.stale) + self.unchanged
+
+    @property
     def is_empty(self) -> bool:
         return not self.days and not self.consolidate
 
