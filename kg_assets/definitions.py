@@ -12,8 +12,11 @@ from kg_assets.settings import Settings
 def build_definitions(settings: Settings) -> dg.Definitions:
     return dg.Definitions.merge(
         dg.Definitions(assets=[ingest.documents, ingest.chunks]),
-        dg.Definitions(assets=[extraction.extraction]),
-        dg.Definitions(assets=[graph.linked_entities, graph.knowledge_graph, graph.entity_attributes]),
+        # Rows made by another extractor or version show as stale partitions in the UI (code version).
+        dg.Definitions(assets=[extraction.extraction.map_asset_specs(
+            lambda spec: spec.replace_attributes(code_version=settings.extractor.build_extractor().version))]),
+        dg.Definitions(assets=[graph.link_overrides, graph.linked_entities, graph.entity_summaries, graph.knowledge_graph,
+                               graph.entity_attributes]),
         dg.Definitions(asset_checks=checks.checks),
         dg.Definitions(assets=[dbt.kg_dbt_models], resources={"dbt": dbt.dbt_resource()}),
         dg.Definitions(

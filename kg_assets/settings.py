@@ -120,18 +120,29 @@ class LLMSettings(BaseModel):
 class ExtractorSettings(LLMSettings):
     """Which extractor runs, and the LLM settings it uses when it is the LLM."""
 
-    engine: Literal["auto", "heuristic", "llm"] = Field(
+    engine: str = Field(
         "auto", validation_alias="KG_EXTRACTOR",
-        description="auto (the LLM when an API key or base URL is set, else the heuristic) | heuristic | llm")
+        description="auto (the LLM when an API key or base URL is set, else the heuristic) | heuristic | llm | "
+        "module:attr, a class or factory in the Python path that makes an extractor (kg_assets.extractors.base)")
     summary_min_fragments: int = Field(
         8, ge=0, validation_alias="KG_SUMMARY_MIN_FRAGMENTS",
         description="entities with this many distinct description fragments get an LLM summary (0: never)")
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, value: str) -> str:
+        if value in BUILTIN_ENGINES:
+            return value
+        _plugin_factory(value)  # imports it now, so a typo stops the code location from loading
+        return value
 
     @property
     def uses_llm(self) -> bool:
         return self.engine == "llm" or (self.engine == "auto" and bool(self.api_key or self.base_url))
 
     def build_extractor(self, run_id: str | None = None, progress=None) -> Extractor:
+        if self.engine not in BUILTIN_ENGINES:
+            return _build_plugin(self.engine, tuple(self.entity_types))
         if not self.uses_llm:
             from kg_assets.extractors.heuristic import HeuristicExtractor
 
@@ -141,9 +152,53 @@ class ExtractorSettings(LLMSettings):
         return LLMExtractor(self, run_id=run_id, progress=progress)
 
     def describe(self, extractor: Extractor) -> str:
+        if self.engine not in BUILTIN_ENGINES:
+            return f"in-process extractor {extractor.name} {extractor.version} ({self.engine})"
         if extractor.name == "heuristic":
             return "offline heuristic extractor (no LLM configured: set OPENAI_API_KEY or OPENAI_BASE_URL)"
         return f"LLM {self.model} at {self.base_url or 'api.openai.com'} ({self.output_format} format)"
+
+
+BUILTIN_ENGINES = ("auto", "heuristic", "llm")
+_EXTRACTOR_MEMBERS = ("name", "version", "extract")
+
+
+def _plugin_factory(spec: str):
+    """The class or factory `module:attr` names; ValueError (reported with KG_EXTRACTOR) if it is none."""
+    import importlib
+
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"expected auto, heuristic, llm or module:attr naming an extractor class or factory, got {spec!r}")
+    try:
+        target = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise ValueError(f"module {module_name!r} has no {attr!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise ValueError(f"{spec} is not a class or factory")
+    if isinstance(target, type) and (missing := [m for m in _EXTRACTOR_MEMBERS if not hasattr(target, m)]):
+        raise ValueError(f"{spec} does not implement the extractor interface (no {', '.join(missing)})")
+    return target
+
+
+def _build_plugin(spec: str, entity_types: tuple[str, ...]) -> Extractor:
+    """An instance of the plug-in: called with entity_types when it takes them, else with nothing."""
+    import inspect
+
+    factory = _plugin_factory(spec)
+    try:
+        takes_types = "entity_types" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        takes_types = False
+    extractor = factory(entity_types=entity_types) if takes_types else factory()
+    missing = [m for m in _EXTRACTOR_MEMBERS if not hasattr(extractor, m)]
+    if missing:
+        raise TypeError(f"KG_EXTRACTOR={spec} made {type(extractor).__name__}, which has no {', '.join(missing)}")
+    return extractor
 
 
 class CheckSettings(BaseModel):

@@ -36,7 +36,7 @@ def test_sensor_adds_edits_and_deletes_exactly_what_changed(project):
     assert project.instance.get_dynamic_partitions("arrival_days") == [today]
     run = _execute(project, first.run_requests[0])
     assert run.success
-    assert _materialized(run, "chunks") == [today] and _materialized(run, "knowledge_graph") == [""]
+    assert _materialized(run, "chunks") == [today] and _materialized(run, "graph_edges") == [""]
     assert project.warehouse.row_count("documents") == 18
     cursor = first.cursor
     assert len(cursor) < 80, cursor

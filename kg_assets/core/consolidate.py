@@ -136,3 +136,14 @@ def summary_candidates(mentions: pl.DataFrame, min_fragments: int) -> pl.DataFra
         counted.group_by("entity_id", maintain_order=True).agg(pl.col("description").alias("fragments"))
         .filter(pl.col("fragments").list.len() >= min_fragments)
     )
+
+
+def with_summaries(entities: pl.DataFrame, summaries: pl.DataFrame) -> pl.DataFrame:
+    """Entities whose description is their LLM summary where one exists (bounded), else the merged fragments."""
+    if summaries.height == 0:
+        return entities
+    return (
+        entities.join(summaries.select("entity_id", pl.col("summary").alias("_summary")), on="entity_id", how="left")
+        .with_columns(pl.coalesce(pl.col("_summary").str.slice(0, MAX_DESCRIPTION_CHARS), "description").alias("description"))
+        .drop("_summary")
+    )

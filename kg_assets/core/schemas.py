@@ -149,6 +149,15 @@ ENTITIES = {
     "valid_until": TS,
 }
 
+# LLM condensations of entities with many description fragments (asset entity_summaries); graph nodes show them.
+ENTITY_SUMMARIES = {
+    "entity_id": pl.String,
+    "summary": pl.String,  # the model's plain-text summary, bounded like a merged description
+    "fragment_count": pl.Int32,  # distinct description fragments it condensed
+    "model": pl.String,
+    "summarized_at": TS,
+}
+
 # Versioned in domain time: valid_from = when a document said it; one current row per (entity_id, attr_key).
 ENTITY_ATTRIBUTES = {
     "attribute_id": pl.String,
@@ -297,6 +306,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "chunk_extractions": CHUNK_EXTRACTIONS,
     "llm_calls": LLM_CALLS,
     "entities": ENTITIES,
+    "entity_summaries": ENTITY_SUMMARIES,
     "entity_aliases": ENTITY_ALIASES,
     "link_overrides": LINK_OVERRIDES,
     "graph_nodes": GRAPH_NODES,

@@ -11,8 +11,9 @@ import dagster as dg
 import polars as pl
 
 from kg_assets.defs.partitions import RunScope, add_partition_metadata, arrival_days, documents_in_scope, per_day_counts, single_run
+from kg_assets.defs.previews import sample_rows
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
-from kg_assets.defs.tables import markdown_table, rounded, table_metadata
+from kg_assets.defs.tables import rounded, table_metadata
 from kg_assets.extractors.base import ExtractionResult
 from kg_assets.extractors.llm.cache import LLMCache
 
@@ -86,8 +87,12 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
         add_partition_metadata(context, {day: {"rows_written": rows[table][day]["rows"], **per_day[day], **spend[day]}
                                          for day in days}, asset_key=table)
     add_partition_metadata(context, {day: spend[day] for day in days}, asset_key="llm_calls")
+    samples = {"entity_mentions": sample_rows(wh, "entity_mentions", ["name", "entity_type", "document_id", "description"]),
+               "local_relations": sample_rows(wh, "local_relations", ["source_name", "relation_type", "target_name", "document_id"])}
     for table in (*PARTITION_TABLES, "llm_calls"):
-        yield dg.MaterializeResult(asset_key=table, metadata={**engine_metadata, "dagster/row_count": wh.row_count(table)})
+        sample = {"sample": samples[table]} if table in samples else {}
+        yield dg.MaterializeResult(asset_key=table, metadata={**engine_metadata, **sample,
+                                                              "dagster/row_count": wh.row_count(table)})
 
 
 def _spend_per_day(days, calls: pl.DataFrame) -> dict[str, dict[str, object]]:
@@ -106,7 +111,7 @@ def _spend_per_day(days, calls: pl.DataFrame) -> dict[str, dict[str, object]]:
         day: {**sums[day], **counts[day],
               "latency_p50_ms": rounded(stats.get(day, {}).get("p50"), 0),
               "latency_p95_ms": rounded(stats.get(day, {}).get("p95"), 0),
-              "estimated_cost_usd": rounded(stats.get(day, {}).get("cost"), 4)}
+              "estimated_cost_usd": rounded(stats.get(day, {}).get("cost"), 6)}
         for day in days
     }
 

@@ -18,6 +18,7 @@ from kg_assets.defs.partitions import (
     per_day_counts,
     single_run,
 )
+from kg_assets.defs.previews import sample_rows
 from kg_assets.defs.resources import IngestResource, WarehouseResource
 from kg_assets.defs.tables import markdown_table, table_metadata
 
@@ -68,8 +69,9 @@ def documents(
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": wh.row_count("documents"),
-            "failed_documents": wh.failed_documents().height,
-            "errors": markdown_table(errors.select("document_id", "error").head(50)),
+            "failed_documents": (failures := wh.failed_documents()).height,
+            "failures": markdown_table(failures.head(50)),  # every current failure, not only this run's
+            "sample": sample_rows(wh, "documents", ["document_id", "source_type", "title", "arrival_day", "status"]),
         }
     )
 
@@ -100,5 +102,6 @@ def chunks(
         days, frame.join(in_scope, on="document_id"),
         chunks=pl.len(), documents=pl.col("document_id").n_unique(), tokens=pl.col("token_count").sum()))
     return dg.MaterializeResult(
-        metadata={"dagster/row_count": wh.row_count("chunks"), "chunker_version": CHUNKER_VERSION}
+        metadata={"dagster/row_count": wh.row_count("chunks"), "chunker_version": CHUNKER_VERSION,
+                  "sample": sample_rows(wh, "chunks", ["document_id", "chunk_index", "section_path", "token_count", "text"])}
     )

@@ -23,7 +23,8 @@ arrival_days = dg.DynamicPartitionsDefinition(name="arrival_days")
 # consolidates all of them afterwards.
 PARTITIONED_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "attribute_observations",
                       "chunk_extractions", "llm_calls")
-CONSOLIDATION_ASSETS = ("linked_entities", "knowledge_graph", "entity_attributes")
+CONSOLIDATION_ASSETS = ("linked_entities", "entity_aliases", "entity_summaries", "graph_nodes", "graph_edges",
+                        "entity_attributes", "attribute_supersessions")
 
 # Public Dagster run tags: a run over a partition key range materializes every key in it at once.
 RANGE_START_TAG = "dagster/asset_partition_range_start"

@@ -77,6 +77,25 @@ class WarehouseReads:
     def current_entities(self, columns: Sequence[str] = ()) -> pl.DataFrame:
         return self._rows("entities", columns, current_only=True)
 
+    def entity_summaries(self) -> pl.DataFrame:
+        return self._rows("entity_summaries")
+
+    def chunk_texts(self, chunk_ids: Sequence[str]) -> pl.DataFrame:
+        """chunk_id, document_id and text of the given chunks (evidence shown beside graph facts)."""
+        return self._read(f"""SELECT chunk_id, document_id, text FROM {SCHEMA}.chunks
+                              WHERE chunk_id IN (SELECT unnest($ids)) ORDER BY chunk_id""", {"ids": list(chunk_ids)})
+
+    def sample_rows(self, table: str, columns: Sequence[str], limit: int = 5) -> pl.DataFrame:
+        """A few current rows of a contract table, for the UI (the last written first when it has a time)."""
+        schema = schemas.TABLES[table]
+        unknown = set(columns) - set(schema)
+        if unknown:
+            raise ValueError(f"{table} has no columns {sorted(unknown)}")
+        order = "valid_from DESC, 1" if "valid_from" in schema else "1"
+        select = ", ".join(f'"{c}"' for c in columns)
+        return self._read(f"SELECT {select} FROM {SCHEMA}.{table} WHERE {_current(table)} ORDER BY {order} LIMIT $n",
+                          {"n": limit})
+
     def redirects(self) -> pl.DataFrame:
         """Every row of kg.entity_aliases (from_id -> to_id with method, score and evidence)."""
         return self._rows("entity_aliases")
