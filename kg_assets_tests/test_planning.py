@@ -37,7 +37,7 @@ def test_unchanged_files_are_not_even_hashed_and_plan_nothing():
 
 def test_a_touched_file_with_the_same_bytes_is_unchanged():
     plan = plan_work({**INBOX, "b.md": "20:99"}, KNOWN, TODAY, Hashes({"b.md": "hb"}))
-    assert plan.is_empty and plan.unchanged == 3
+    assert plan.is_empty and plan.unchanged == 3 and plan.touched == (("b.md", "20:99"),)
 
 
 def test_a_new_file_arrives_today_and_is_listed():

@@ -50,6 +50,9 @@ def test_sensor_adds_edits_and_deletes_exactly_what_changed(project):
     cursor = added.cursor
     (request,) = added.run_requests
     assert request.run_config["resources"]["scope"]["config"]["documents"] == ["notes/plumtree.md"]
+    # the marts are views built by the first run from the same SQL: no dbt start-up in this run
+    assert first.run_requests[0].asset_selection is None
+    assert not any(key.path[0] == "marts" for key in request.asset_selection)
     untouched = project.sql("SELECT * FROM kg.chunks WHERE document_id <> 'notes/plumtree.md' ORDER BY chunk_id")
     run = _execute(project, request)
     assert run.success

@@ -47,7 +47,7 @@ def test_every_variable_reaches_its_typed_field(clean_env, tmp_path):
 
 
 @pytest.mark.parametrize("name, value, expected", [
-    ("KG_EXTRACTOR", "bogus", "'auto', 'heuristic' or 'llm'"),
+    ("KG_EXTRACTOR", "bogus", "expected auto, heuristic, llm or module:attr"),
     ("KG_LLM_FORMAT", "xml", "'tuple' or 'structured'"),
     ("KG_CHUNK_TOKENS", "many", "integer"),
 ])

@@ -53,6 +53,7 @@ def run_command(args: argparse.Namespace) -> int:
     except (InboxMissing, PlanError) as exc:
         print(f"kg run: {exc}", file=sys.stderr)
         return 2
+    warehouse.record_file_signatures(plan.touched)  # e.g. after a copy or a migration: hashed once, not every run
     print(f"kg run: {plan.inbox_documents:,} documents in {inbox} ({plan.summary()}); DAGSTER_HOME={dagster_home}",
           flush=True)
     if plan.is_empty:

@@ -39,6 +39,7 @@ class Plan:
     renamed: tuple[tuple[str, str], ...] = ()  # (old key, new key) with the same bytes; also in deleted / new
     stale: tuple[str, ...] = ()  # made by another chunker or extractor version, or with failed chunks
     unchanged: int = 0
+    touched: tuple[tuple[str, str], ...] = ()  # (id, new signature) of unchanged files with a new mtime or size
     days: tuple[str, ...] = ()  # arrival-day partition keys the run covers
     documents: tuple[str, ...] | None = None  # the documents of those days to process; None: all of them
     take_new: bool = False  # with documents None: also every inbox file the warehouse has not seen
@@ -100,13 +101,16 @@ def plan_work(
 
     new = sorted(k for k in inbox if k not in rows)
     deleted = sorted(k for k in rows if k not in inbox)
-    changed, unchanged = [], 0
+    changed, touched, unchanged = [], [], 0
     for key, signature in inbox.items():
         if key not in rows:
             continue
         _, stored_hash, stored_signature = rows[key]
-        if signature == stored_signature or hash_of(key) == stored_hash:
+        if signature == stored_signature:
             unchanged += 1
+        elif hash_of(key) == stored_hash:
+            unchanged += 1
+            touched.append((key, signature))
         else:
             changed.append(key)
     changed.sort()
@@ -131,7 +135,7 @@ def plan_work(
     )
     return Plan(
         new=tuple(new), changed=tuple(changed), deleted=tuple(deleted), renamed=renamed, stale=tuple(stale_ids),
-        unchanged=unchanged, days=tuple(sorted(d for d in days if d)),
+        unchanged=unchanged, touched=tuple(sorted(touched)), days=tuple(sorted(d for d in days if d)),
         documents=None if whole_days else tuple(sorted(listed)), take_new=whole_days and bool(new),
         consolidate=consolidate, fingerprint=fingerprint,
     )

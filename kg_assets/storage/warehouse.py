@@ -182,6 +182,19 @@ class Warehouse(WarehouseReads):
             self._insert(con, "documents", docs.join(changed, on="document_id", how="semi"))
         return docs.join(changed, on="document_id", how="semi")
 
+    def record_file_signatures(self, signatures: Sequence[tuple[str, str]]) -> None:
+        """Remember the size:mtime of files whose bytes did not change, so the planner stops hashing them."""
+        if not signatures:
+            return
+        frame = pl.DataFrame(list(signatures), schema={"document_id": pl.String, "file_signature": pl.String}, orient="row")
+        with self.transaction() as con:
+            con.register("_signatures", frame)
+            try:
+                con.execute(f"""UPDATE {SCHEMA}.documents d SET file_signature = s.file_signature FROM _signatures s
+                                WHERE d.document_id = s.document_id AND d.valid_until IS NULL""")
+            finally:
+                con.unregister("_signatures")
+
     def retire_documents(self, document_ids: Sequence[str]) -> list[str]:
         """Remove every partitioned row of documents whose file is gone; close their documents row as 'deleted'."""
         ids = list(document_ids)
