@@ -13,7 +13,7 @@ TS = pl.Datetime("us", "UTC")
 STRS = pl.List(pl.String)
 
 DOCUMENTS = {
-    "document_id": pl.String,  # partition key: path relative to the inbox, '/'-separated
+    "document_id": pl.String,  # path relative to the inbox, '/'-separated (its partition is arrival_day)
     "path": pl.String,
     "source_type": pl.String,  # txt | md | html | pdf | chat
     "title": pl.String,

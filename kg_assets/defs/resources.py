@@ -8,6 +8,7 @@ documents from anywhere but the inbox the code location was started with.
 
 import dagster as dg
 
+from kg_assets.defs.partitions import RunScope
 from kg_assets.settings import API_KEY_ENV, CheckSettings, ExtractorSettings, IngestSettings, Settings, WarehouseSettings
 from kg_assets.storage.warehouse import Warehouse
 
@@ -32,8 +33,6 @@ class CheckThresholds(dg.ConfigurableResource, CheckSettings):
 
 
 def build_resources(settings: Settings) -> dict[str, object]:
-    from kg_assets.defs.partitions import RunScope
-
     extractor = settings.extractor.model_dump(exclude={"api_key"})
     return {
         "warehouse": WarehouseResource(**settings.warehouse.model_dump()),
