@@ -94,7 +94,7 @@ def test_everything_covers_every_day_and_only_covers_the_named_documents():
     plan = plan_work(INBOX, KNOWN, TODAY, Hashes(), everything=True)
     assert plan.days == ("2026-03-01", "2026-03-02") and plan.documents is None
     only = plan_work(INBOX, KNOWN, TODAY, Hashes(), only=["c.md"])
-    assert only.days == ("2026-03-02",) and only.documents == ("c.md",)
+    assert only.days == ("2026-03-02",) and only.documents == ("c.md",) and only.redo_extraction
     with pytest.raises(PlanError, match="nope.md"):
         plan_work(INBOX, KNOWN, TODAY, Hashes(), only=["nope.md"])
 

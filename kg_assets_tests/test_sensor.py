@@ -152,3 +152,18 @@ def test_the_nightly_refresh_skips_when_nothing_is_stale_and_redoes_failed_chunk
     run = _execute(project, request)
     assert run.success
     assert isinstance(_schedule(project), dg.SkipReason)
+
+
+def test_one_document_can_be_reprocessed_alone(built):
+    project, key = built, "notes/year_end_retro.md"
+    others = project.sql("SELECT * FROM kg.chunk_extractions WHERE document_id <> $d ORDER BY chunk_id", d=key)
+    with project.warehouse.transaction() as con:  # as if its rows were lost: a reprocess re-extracts, not reuses
+        con.execute("DELETE FROM kg.entity_mentions WHERE document_id = $d", {"d": key})
+    plan = project.plan(only=[key])  # what `kg run --document notes/year_end_retro.md` runs
+    assert plan.documents == (key,) and plan.days == (today_utc(),)
+    result = project.run_plan(plan)
+    assert result.success
+    documents = next(m for m in result.get_asset_materialization_events() if m.asset_key.to_user_string() == "documents")
+    assert documents.materialization.metadata["documents_read"].value == 1
+    assert project.sql("SELECT * FROM kg.chunk_extractions WHERE document_id <> $d ORDER BY chunk_id", d=key).equals(others)
+    assert project.sql("SELECT count(*) AS n FROM kg.entity_mentions WHERE document_id = $d", d=key)["n"][0] > 0

@@ -43,6 +43,7 @@ class Plan:
     days: tuple[str, ...] = ()  # arrival-day partition keys the run covers
     documents: tuple[str, ...] | None = None  # the documents of those days to process; None: all of them
     take_new: bool = False  # with documents None: also every inbox file the warehouse has not seen
+    redo_extraction: bool = False  # re-extract even chunks done by the same extractor version (`only`)
     consolidate: bool = False
     fingerprint: tuple[tuple[str, str, str], ...] = field(default=(), repr=False)  # (reason, id, signature)
 
@@ -148,7 +149,7 @@ def _plan_only(keys: list[str], inbox: Mapping[str, str], rows: Mapping[str, tup
     days = sorted({rows[k][0] if k in rows else today for k in keys})
     return Plan(
         new=tuple(sorted(k for k in keys if k not in rows)), changed=tuple(sorted(k for k in keys if k in rows)),
-        days=tuple(days), documents=tuple(sorted(set(keys))),
+        days=tuple(days), documents=tuple(sorted(set(keys))), redo_extraction=True,
         fingerprint=tuple(("only", k, inbox.get(k, "")) for k in sorted(set(keys))),
     )
 

@@ -53,7 +53,7 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     chunks = wh.chunks_for_extraction(ids)
     previous = {t: wh.read_partitions(t, ids) for t in PARTITION_TABLES}
     reusable = previous["chunk_extractions"].filter(
-        (pl.col("status") == "ok") & (pl.col("extractor_version") == engine.version)
+        (pl.col("status") == "ok") & (pl.col("extractor_version") == engine.version) & (not scope.redo_extraction)
     ).join(chunks.select("chunk_id"), on="chunk_id", how="semi").select("chunk_id")
     todo = chunks.join(reusable, on="chunk_id", how="anti")
     context.log.info(

@@ -44,6 +44,10 @@ class RunScope(dg.ConfigurableResource):
         False, description="also take every inbox file the warehouse has not seen yet, as arrivals of the run's "
         "last day (the planner sets it instead of listing thousands of new files)")
 
+    redo_extraction: bool = Field(
+        False, description="re-extract these documents' chunks even where the same extractor version already "
+        "did (a reprocess; the LLM cache still answers requests it has seen)")
+
     def run_config(self) -> dict:
         return {"resources": {"scope": {"config": self.model_dump(exclude_defaults=True)}}}
 

@@ -110,7 +110,8 @@ def run_spec(plan: Plan, instance: dg.DagsterInstance) -> RunSpec:
     existing = list(instance.get_dynamic_partitions(arrival_days.name))
     missing = sorted(set(plan.days) - set(existing))
     ordered = existing + missing
-    scope = RunScope(documents=list(plan.documents) if plan.documents is not None else None, take_new=plan.take_new)
+    scope = RunScope(documents=list(plan.documents) if plan.documents is not None else None, take_new=plan.take_new,
+                     redo_extraction=plan.redo_extraction)
     selection = None if marts else [dg.AssetKey(a) for a in PARTITIONED_ASSETS] + consolidation
     return RunSpec(range_tags(*partition_range(plan.days, ordered)), scope.run_config(), selection, missing)
 
