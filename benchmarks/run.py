@@ -1,12 +1,14 @@
 """Benchmark `kg run` on synthetic corpora: wall time, peak memory, rerun cost, row counts, step timings.
 
     .venv/bin/python benchmarks/run.py [--sizes 1000 10000] [--chars 2000] [--seed 0]
-                                                  [--timeout 900] [--keep]
+                                                  [--timeout 900] [--keep] [--changed 10]
+                                                  [--extractor module:attr]
 
 For each size: generate a corpus (benchmarks/generate_corpus.py) into a fresh temp folder under /tmp,
 make an empty Dagster home there holding a copy of the project's dagster.yaml, run
 ``kg run --inbox ... --db ... --dagster-home ... --log-level INFO`` as a subprocess (no OpenAI env vars,
-so the offline heuristic extractor is used), then run it a second time on the unchanged inbox.
+so the offline heuristic extractor is used, or KG_EXTRACTOR=--extractor), then run it a second time on the
+unchanged inbox, then a third time after appending a sentence to --changed documents.
 Prints a Markdown table, a per-step breakdown read from the run's Dagster event log, and writes
 benchmarks/out/results.json plus the full logs of every `kg run` under benchmarks/out/logs/.
 Exits non-zero when a `kg run` fails or times out (its log tail is printed).
@@ -40,7 +42,9 @@ from generate_corpus import generate  # noqa: E402
 KG = Path(sys.executable).with_name("kg")
 GNU_TIME = Path("/usr/bin/time")
 COUNTED = ("documents", "chunks", "entity_mentions", "local_relations", "entities", "graph_nodes", "graph_edges")
-STEPS = ("documents", "chunks", "extraction", "linked_entities", "knowledge_graph")
+STEPS = ("documents", "chunks", "extraction", "linked_entities", "entity_summaries", "knowledge_graph",
+         "entity_attributes", "kg_dbt_models")
+PHASES = ("first", "rerun", "changed")
 
 
 # ---- one `kg run` ----------------------------------------------------------------------------------
@@ -60,7 +64,7 @@ def run_kg(inbox: Path, db: Path, home: Path, log: Path, timeout: float | None, 
     """Run `kg run` once; returns status, wall seconds, peak RSS (MB) and the log path."""
     env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}}
     env.pop("KG_EXTRACTOR", None)
-    env.update(extra_env or {})
+    env.update(extra_env or {})  # may set KG_EXTRACTOR (an in-process plug-in)
     cmd = [str(KG), "run", "--inbox", str(inbox), "--db", str(db), "--dagster-home", str(home), "--log-level", "INFO"]
     time_file = log.with_suffix(".time")
     if use_gnu_time:
@@ -233,12 +237,14 @@ def postgres_instance(home: Path, size: int) -> dict[str, str]:
 
 
 def bench_size(size: int, chars: int, seed: int, timeout: float | None, keep: bool, use_gnu_time: bool,
-               instance: str = "sqlite") -> dict:
+               instance: str = "sqlite", changed: int = 10, extractor: str | None = None) -> dict:
     work = Path(tempfile.mkdtemp(prefix=f"kg_bench_{size}_"))
     inbox, db, home = work / "inbox", work / "warehouse.duckdb", work / "dagster_home"
     home.mkdir()
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     extra_env = postgres_instance(home, size) if instance == "postgres" else {}
+    if extractor:
+        extra_env["KG_EXTRACTOR"] = extractor
     logs = OUT / "logs"
     logs.mkdir(parents=True, exist_ok=True)
 
@@ -247,12 +253,19 @@ def bench_size(size: int, chars: int, seed: int, timeout: float | None, keep: bo
     corpus_bytes = sum(p.stat().st_size for p in paths)
     result: dict = {
         "size": size, "chars_per_doc": chars, "seed": seed, "workdir": str(work), "instance": instance,
+        "extractor": extractor or "heuristic", "changed_docs": changed,
         "generate_s": round(time.perf_counter() - started, 2), "corpus_mb": round(corpus_bytes / 1e6, 2),
     }
     print(f"[{size:,} docs] corpus {corpus_bytes / 1e6:.1f} MB in {result['generate_s']}s at {work}", flush=True)
 
     seen: set[Path] = set()
-    for phase in ("first", "rerun"):
+    for phase in PHASES:
+        if phase == "changed":
+            if not changed:
+                continue
+            for path in paths[:: max(1, len(paths) // changed)][:changed]:
+                with path.open("a") as file:
+                    file.write("\nHortensia Vale joined Lumen Analytics in Reykjavik.\n")
         print(f"[{size:,} docs] kg run ({phase}) ...", flush=True)
         run = run_kg(inbox, db, home, logs / f"{size}_{instance}_{phase}.log", timeout, use_gnu_time, extra_env)
         run_db = _newest_run_db(home, seen)
@@ -285,16 +298,19 @@ def _fmt(value, spec: str = ",") -> str:
 
 
 def markdown(results: list[dict]) -> str:
-    head = ("| size | chars/doc | first run s | docs/s | peak MB | rerun s | chunks | mentions | entities | edges |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    head = ("| size | extractor | first run s | docs/s | peak MB | rerun s (nothing changed) | rerun s (changed docs) "
+            "| chunks | mentions | entities | edges |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
     for r in results:
-        first, rerun, counts = r["first"], r.get("rerun"), r.get("counts", {})
+        first, rerun, again, counts = r["first"], r.get("rerun"), r.get("changed"), r.get("counts", {})
         first_s = f"{first['seconds']:.1f}" if first["status"] == "ok" else f"{first['status']} after {first['seconds']:.0f}"
-        rerun_s = "–" if not rerun else f"{rerun['seconds']:.1f}" if rerun["status"] == "ok" else rerun["status"]
+        rerun_s, again_s = ("–" if not x else f"{x['seconds']:.1f}" if x["status"] == "ok" else x["status"]
+                            for x in (rerun, again))
+        again_s = f"{again_s} ({r.get('changed_docs')} docs)" if again else again_s
         docs_s = f"{r['size'] / first['seconds']:.1f}" if first["status"] == "ok" else "–"
-        peak = max((x["peak_mb"] for x in (first, rerun) if x and x["peak_mb"]), default=None)
-        rows.append(f"| {r['size']:,} | {r['chars_per_doc']:,} | {first_s} | {docs_s} | {_fmt(peak, ',.0f')} | {rerun_s} "
+        peak = max((x["peak_mb"] for x in (first, rerun, again) if x and x["peak_mb"]), default=None)
+        rows.append(f"| {r['size']:,} | {r.get('extractor', 'heuristic')} | {first_s} | {docs_s} | {_fmt(peak, ',.0f')} "
+                    f"| {rerun_s} | {again_s} "
                     f"| {_fmt(counts.get('chunks'))} | {_fmt(counts.get('entity_mentions'))} "
                     f"| {_fmt(counts.get('entities'))} | {_fmt(counts.get('graph_edges'))} |")
     return "\n".join([head, *rows])
@@ -303,11 +319,11 @@ def markdown(results: list[dict]) -> str:
 def steps_markdown(results: list[dict]) -> str:
     """Seconds per phase, first run / rerun, for each size."""
     phases = [("startup (imports, scan, partitions)", "startup_s"), ("run planning events", "planning_s")]
-    steps_seen = [s for r in results for p in ("first", "rerun") if r.get(p)
+    steps_seen = [s for r in results for p in PHASES if r.get(p)
                   for s in r[p].get("steps", {}).get("asset_steps", [])]
     phases += [(f"{s}: compute / events", s) for s in dict.fromkeys([*STEPS, *steps_seen])]
     phases += [("asset checks", "checks_s"), ("after run (counts, exit)", "shutdown_s")]
-    cols = [(r["size"], p) for r in results for p in ("first", "rerun") if r.get(p)]
+    cols = [(r["size"], p) for r in results for p in PHASES if r.get(p)]
     head = "| phase | " + " | ".join(f"{size:,} {p}" for size, p in cols) + " |\n|---|" + "---:|" * len(cols)
     lines = [head]
     for label, key in phases:
@@ -340,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temp corpus, warehouse and Dagster home")
     parser.add_argument("--instance", choices=["sqlite", "postgres"], default="sqlite",
                         help="Dagster instance storage: the default local SQLite, or PostgreSQL (deploy/dagster.postgres.yaml)")
+    parser.add_argument("--changed", type=int, default=10, help="documents edited before the third run (default 10, 0: no third run)")
+    parser.add_argument("--extractor", help="KG_EXTRACTOR for the runs, e.g. kg_assets.extractors.stub:InstantStubExtractor")
     args = parser.parse_args(argv)
 
     if not KG.exists():
@@ -348,8 +366,9 @@ def main(argv: list[str] | None = None) -> int:
     use_gnu_time = _gnu_time_works()
     results = []
     for size in args.sizes:
-        results.append(bench_size(size, args.chars, args.seed, args.timeout, args.keep, use_gnu_time, args.instance))
-        if any(results[-1][p]["status"] != "ok" for p in ("first", "rerun") if p in results[-1]):
+        results.append(bench_size(size, args.chars, args.seed, args.timeout, args.keep, use_gnu_time, args.instance,
+                                  args.changed, args.extractor))
+        if any(results[-1][p]["status"] != "ok" for p in PHASES if p in results[-1]):
             break  # a failed or timed-out size makes larger sizes pointless
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -367,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(steps_markdown(results))
     print(f"\nresults: {OUT / f'results_{args.instance}.json'}; logs: {OUT / 'logs'}")
-    ok = all(r[p]["status"] == "ok" for r in results for p in ("first", "rerun") if p in r)
+    ok = all(r[p]["status"] == "ok" for r in results for p in PHASES if p in r)
     ok = ok and len(results) == len(args.sizes)
     return 0 if ok else 1
 

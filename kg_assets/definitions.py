@@ -11,16 +11,19 @@ from kg_assets.settings import Settings
 
 def build_definitions(settings: Settings) -> dg.Definitions:
     return dg.Definitions.merge(
-        dg.Definitions(assets=[ingest.documents, ingest.chunks], sensors=[ingest.inbox_sensor]),
-        dg.Definitions(assets=[extraction.extraction]),
-        dg.Definitions(assets=[graph.linked_entities, graph.knowledge_graph, graph.entity_attributes]),
+        dg.Definitions(assets=[ingest.documents, ingest.chunks]),
+        # Rows made by another extractor or version show as stale partitions in the UI (code version).
+        dg.Definitions(assets=[extraction.extraction.map_asset_specs(
+            lambda spec: spec.replace_attributes(code_version=settings.extractor.build_extractor().version))]),
+        dg.Definitions(assets=[graph.link_overrides, graph.linked_entities, graph.entity_summaries, graph.knowledge_graph,
+                               graph.entity_attributes]),
         dg.Definitions(assets=facts.assets),
         dg.Definitions(asset_checks=checks.checks),
         dg.Definitions(assets=[dbt.kg_dbt_models], resources={"dbt": dbt.dbt_resource()}),
         dg.Definitions(
             jobs=[automation.kg_pipeline, automation.consolidation],
             schedules=[automation.nightly_refresh],
-            sensors=[automation.automation_sensor],
+            sensors=[automation.inbox_sensor],
         ),
         dg.Definitions(resources=build_resources(settings)),
     )

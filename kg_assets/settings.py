@@ -147,18 +147,29 @@ class LLMSettings(BaseModel):
 class ExtractorSettings(LLMSettings):
     """Which extractor runs, and the LLM settings it uses when it is the LLM."""
 
-    engine: Literal["auto", "heuristic", "llm"] = Field(
+    engine: str = Field(
         "auto", validation_alias="KG_EXTRACTOR",
-        description="auto (the LLM when an API key or base URL is set, else the heuristic) | heuristic | llm")
+        description="auto (the LLM when an API key or base URL is set, else the heuristic) | heuristic | llm | "
+        "module:attr, a class or factory in the Python path that makes an extractor (kg_assets.extractors.base)")
     summary_min_fragments: int = Field(
         8, ge=0, validation_alias="KG_SUMMARY_MIN_FRAGMENTS",
         description="entities with this many distinct description fragments get an LLM summary (0: never)")
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, value: str) -> str:
+        if value in BUILTIN_ENGINES:
+            return value
+        _plugin_factory(value)  # imports it now, so a typo stops the code location from loading
+        return value
 
     @property
     def uses_llm(self) -> bool:
         return self.engine == "llm" or (self.engine == "auto" and bool(self.api_key or self.base_url))
 
     def build_extractor(self, run_id: str | None = None, progress=None) -> Extractor:
+        if self.engine not in BUILTIN_ENGINES:
+            return _build_plugin(self.engine, tuple(self.entity_types))
         if not self.uses_llm:
             from kg_assets.extractors.heuristic import HeuristicExtractor
 
@@ -168,7 +179,8 @@ class ExtractorSettings(LLMSettings):
         return LLMExtractor(self, run_id=run_id, progress=progress)
 
     def build_fact_extractor(self, run_id: str | None = None) -> FactExtractor:
-        """The user-fact extractor of the same choice: the LLM through the same engine, else the heuristic."""
+        """The user-fact extractor of the same choice: the LLM through the same engine, else the heuristic
+        (an in-process entity extractor has no fact counterpart, so it gets the heuristic too)."""
         if not self.uses_llm:
             from kg_assets.extractors.facts.heuristic import HeuristicFactExtractor
 
@@ -178,9 +190,53 @@ class ExtractorSettings(LLMSettings):
         return LLMFactExtractor(self, run_id=run_id)
 
     def describe(self, extractor: Extractor | FactExtractor) -> str:
+        if self.engine not in BUILTIN_ENGINES and extractor.name != "facts-heuristic":
+            return f"in-process extractor {extractor.name} {extractor.version} ({self.engine})"
         if extractor.name in ("heuristic", "facts-heuristic"):
             return "offline heuristic extractor (no LLM configured: set OPENAI_API_KEY or OPENAI_BASE_URL)"
         return f"LLM {self.model} at {redact_url(self.base_url or 'https://api.openai.com/v1')} ({self.output_format} format)"
+
+
+BUILTIN_ENGINES = ("auto", "heuristic", "llm")
+_EXTRACTOR_MEMBERS = ("name", "version", "extract")
+
+
+def _plugin_factory(spec: str):
+    """The class or factory `module:attr` names; ValueError (reported with KG_EXTRACTOR) if it is none."""
+    import importlib
+
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"expected auto, heuristic, llm or module:attr naming an extractor class or factory, got {spec!r}")
+    try:
+        target = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise ValueError(f"module {module_name!r} has no {attr!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise ValueError(f"{spec} is not a class or factory")
+    if isinstance(target, type) and (missing := [m for m in _EXTRACTOR_MEMBERS if not hasattr(target, m)]):
+        raise ValueError(f"{spec} does not implement the extractor interface (no {', '.join(missing)})")
+    return target
+
+
+def _build_plugin(spec: str, entity_types: tuple[str, ...]) -> Extractor:
+    """An instance of the plug-in: called with entity_types when it takes them, else with nothing."""
+    import inspect
+
+    factory = _plugin_factory(spec)
+    try:
+        takes_types = "entity_types" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        takes_types = False
+    extractor = factory(entity_types=entity_types) if takes_types else factory()
+    missing = [m for m in _EXTRACTOR_MEMBERS if not hasattr(extractor, m)]
+    if missing:
+        raise TypeError(f"KG_EXTRACTOR={spec} made {type(extractor).__name__}, which has no {', '.join(missing)}")
+    return extractor
 
 
 class CheckSettings(BaseModel):
@@ -240,6 +296,23 @@ class Settings(BaseModel):
             problems = "\n".join(
                 f"  {'.'.join(map(str, e['loc'][1:] or e['loc']))}={e['input']!r}: {e['msg']}" for e in exc.errors())
             raise SettingsError(f"invalid kg_assets settings in the environment:\n{problems}") from None
+
+
+def use_dagster_home(option: str | None) -> str:
+    """The Dagster instance folder (the option, else DAGSTER_HOME, else the current folder), created and put
+    in the environment, where Dagster itself reads it when the instance loads."""
+    home = str(Path(option or os.environ.get("DAGSTER_HOME") or Path.cwd()).resolve())
+    Path(home).mkdir(parents=True, exist_ok=True)
+    os.environ["DAGSTER_HOME"] = home
+    return home
+
+
+def use_dagster_event_batching() -> None:
+    """Ranged runs write one planned event per asset instead of one per partition, and storages that can
+    (PostgreSQL) write materialization events in batches. Dagster reads both flags from the environment;
+    a value the user set wins."""
+    os.environ.setdefault("DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS", "true")
+    os.environ.setdefault("DAGSTER_EVENT_BATCH_SIZE", "1000")
 
 
 def env_variables() -> dict[str, str]:

@@ -8,13 +8,13 @@ import dagster as dg
 import pytest
 
 from kg_assets.definitions import build_definitions
-from kg_assets.defs.partitions import documents_partitions, range_tags
+from kg_assets.defs.partitions import CONSOLIDATION_ASSETS, PARTITIONED_ASSETS, RunScope, arrival_days, range_tags
+from kg_assets.defs.planner import add_days, current_plan, run_spec, today_utc
 from kg_assets.settings import ExtractorSettings, FactSettings, IngestSettings, Settings, WarehouseSettings
 from kg_assets.storage.warehouse import Warehouse
 from kg_assets.testing.openai_server import FakeOpenAIServer
 
-CORE_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "knowledge_graph",
-               "entity_attributes", "messages", "message_facts", "user_facts", "chat_users")
+CORE_ASSETS = (*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS)
 SAMPLE_INBOX = Path(__file__).resolve().parents[1] / "data" / "inbox"
 
 
@@ -25,26 +25,41 @@ class Project:
     instance: dg.DagsterInstance
     defs: dg.Definitions
 
-    def register_inbox(self) -> list[str]:
-        from kg_assets.core.files.inbox import scan_inbox
+    def register_days(self) -> list[str]:
+        """Make the warehouse's arrival days (and today) partitions of the instance, as the planner would."""
+        days = {today_utc(), *(self.warehouse.arrival_days() if self.warehouse.exists() else [])}
+        add_days(self.instance, sorted(days - set(self.instance.get_dynamic_partitions(arrival_days.name))))
+        return list(self.instance.get_dynamic_partitions(arrival_days.name))
 
-        keys = sorted(scan_inbox(self.inbox))
-        known = set(self.instance.get_dynamic_partitions(documents_partitions.name))
-        self.instance.add_dynamic_partitions(documents_partitions.name, [k for k in keys if k not in known])
-        return list(self.instance.get_dynamic_partitions(documents_partitions.name))
+    def plan(self, **options):
+        """What the sensor, the schedule and `kg run` would plan now (`include_stale`, `everything`, `only`)."""
+        version = self.defs.resources["extractor"].build_extractor().version
+        return current_plan(self.inbox, self.warehouse, self.instance, version, today_utc(), **options)
 
-    def execute(self, job: str = "kg_pipeline", tags=None, asset_selection=None, keys=None):
-        if keys is not None:
+    def run_plan(self, plan, asset_selection=None):
+        """Carry out a plan the way `kg run` does: one kg_pipeline run over its days, with its scope."""
+        spec = run_spec(plan, self.instance)
+        add_days(self.instance, spec.missing_days)
+        return self.execute(tags=spec.tags, run_config=spec.run_config,
+                            asset_selection=asset_selection or spec.asset_selection)
+
+    def execute(self, job: str = "kg_pipeline", tags=None, asset_selection=None, days=None, documents=None,
+                run_config=None):
+        """One in-process run of a job; `days` (default: every partition) and `documents` set its scope."""
+        if job == "kg_pipeline" and tags is None:
+            keys = days or self.register_days()
             tags = range_tags(keys[0], keys[-1])
+        if documents is not None:
+            run_config = {**(run_config or {}), **RunScope(documents=list(documents)).run_config()}
         return self.defs.resolve_job_def(job).execute_in_process(
-            instance=self.instance, tags=tags or {}, asset_selection=asset_selection, raise_on_error=False
+            instance=self.instance, tags=tags or {}, asset_selection=asset_selection, raise_on_error=False,
+            run_config=run_config or {},
         )
 
-    def run_all(self, with_dbt: bool = False):
-        """The kg_pipeline job over every inbox partition; dbt marts only when asked (they cost seconds)."""
-        keys = self.register_inbox()
-        selection = None if with_dbt else [dg.AssetKey(k) for k in CORE_ASSETS]
-        return self.execute(keys=keys, asset_selection=selection)
+    def run_all(self, with_dbt: bool = False, asset_selection=None):
+        """Every arrival day and every inbox file (`kg run --all`); dbt marts only when asked (they cost seconds)."""
+        selection = asset_selection or (None if with_dbt else [dg.AssetKey(k) for k in CORE_ASSETS])
+        return self.run_plan(self.plan(everything=True), asset_selection=selection)
 
     def apply_sensor_result(self, result: dg.SensorResult) -> None:
         """What the sensor daemon does with a result: partition requests first, then the runs."""
@@ -88,7 +103,7 @@ def mutable(built_warehouse, tmp_path):
 def built(project, built_warehouse):
     """`project` with the sample corpus already built into its warehouse and registered in its instance."""
     shutil.copy(built_warehouse, project.warehouse.path)
-    project.register_inbox()
+    project.register_days()
     return project
 
 

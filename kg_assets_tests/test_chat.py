@@ -9,6 +9,7 @@ import pytest
 
 from kg_assets.core.chat import ChatLogError, chat_lines, messages_at, messages_frame, parse_chat
 from kg_assets.core.documents import read_document
+from kg_assets.core.files.inbox import scan_inbox
 
 
 def _jsonl(*objects) -> str:
@@ -147,8 +148,8 @@ def test_spans_in_chat_text_find_their_message():
 def test_a_chat_line_that_is_not_an_object_fails_only_its_document(project, bad_line):
     chat_dir = project.inbox / "chat"
     (chat_dir / "broken.jsonl").write_text(_jsonl(_msg(1), bad_line, _msg(3)))
-    keys = project.register_inbox()
-    result = project.execute(keys=keys, asset_selection=[dg.AssetKey("documents"), dg.AssetKey("chunks")])
+    keys = sorted(scan_inbox(project.inbox))
+    result = project.run_all(asset_selection=[dg.AssetKey("documents"), dg.AssetKey("chunks")])
     assert result.success
     docs = project.sql("SELECT document_id, status, error FROM kg.documents WHERE valid_until IS NULL")
     errors = docs.filter(pl.col("status") == "error")

@@ -32,9 +32,9 @@ def _run_check(project, name, run_config=None):
     check = next(c for c in check_defs.checks if next(iter(c.check_specs)).name == name)
     job = dg.define_asset_job(f"only_{name}", selection=dg.AssetSelection.checks(check))
     defs = dg.Definitions.merge(project.defs, dg.Definitions(jobs=[job]))
-    keys = project.instance.get_dynamic_partitions("documents")
+    days = project.register_days()
     result = defs.resolve_job_def(f"only_{name}").execute_in_process(
-        instance=project.instance, tags=range_tags(keys[0], keys[-1]), raise_on_error=False, run_config=run_config
+        instance=project.instance, tags=range_tags(days[0], days[-1]), raise_on_error=False, run_config=run_config
     )
     (evaluation,) = result.get_asset_check_evaluations()
     return evaluation

@@ -42,11 +42,11 @@ def test_kg_run_builds_the_warehouse_and_prints_a_summary(tmp_path):
         for table, shown in summary.items():
             current = " WHERE valid_until IS NULL" if table in {"documents", "entities", "graph_nodes", "graph_edges"} else ""
             assert con.execute(f"SELECT count(*) FROM kg.{table}{current}").fetchall()[0][0] == int(shown.replace(",", "")) > 0
-    # the same instance now knows every document partition (what the UI shows)
+    # the same instance now knows the one arrival day of every document (what the UI shows)
     import dagster as dg
 
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
-        assert len(instance.get_dynamic_partitions("documents")) == 19
+        assert len(instance.get_dynamic_partitions("arrival_days")) == 1
         assert instance.get_runs_count() == 1
 
     query = subprocess.run([BIN / "kg", "sql", "SELECT count(*) AS n FROM kg.graph_edges", "--db", db],
@@ -57,7 +57,7 @@ def test_kg_run_builds_the_warehouse_and_prints_a_summary(tmp_path):
 def test_kg_run_refuses_a_missing_inbox_clearly(tmp_path):
     proc = subprocess.run([BIN / "kg", "run", "--inbox", tmp_path / "nope", "--db", tmp_path / "w.duckdb"],
                           env=_env(tmp_path), capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and "is not a directory" in proc.stderr
+    assert proc.returncode == 2 and "is not a folder" in proc.stderr and "refusing" in proc.stderr
 
 
 def test_dagster_definitions_validate_passes(tmp_path):

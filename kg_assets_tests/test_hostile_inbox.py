@@ -9,8 +9,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
-from kg_assets.defs.ingest import inbox_sensor
-from kg_assets.defs.partitions import documents_partitions
+from kg_assets.defs.automation import inbox_sensor
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -85,32 +84,30 @@ def test_kg_run_does_not_redo_an_unchanged_over_limit_file(tmp_path):
     assert "every document is up to date" in second, second
     (inbox / "big.txt").write_text("Grace Hopper " * 1001)
     third = _kg_run(tmp_path, inbox, db, KG_MAX_DOCUMENT_BYTES="2000")
-    assert "1 documents to (re)process" in third and "big.txt .. big.txt" in third
+    assert "1 changed" in third and "(1 documents)" in third
 
 
 def test_the_sensor_survives_symlinks_and_their_run_records_each_one(project):
     shutil.rmtree(project.inbox)
     _symlinked_inbox(project.inbox.parent)
-    context = dg.build_sensor_context(instance=project.instance, resources={"settings": project.defs.resources["settings"]})
-    result = inbox_sensor(context)
+    resources = {k: project.defs.resources[k] for k in ("settings", "warehouse", "extractor")}
+    result = inbox_sensor(dg.build_sensor_context(instance=project.instance, resources=resources))
     project.apply_sensor_result(result)
-    assert sorted(project.instance.get_dynamic_partitions("documents")) == [
-        "dangling.txt", "inside.md", "loop.txt", "passwd.txt", "real.md"]
     assert len(result.run_requests) == 1
     request = result.run_requests[0]
-    assert project.execute(tags=request.tags, asset_selection=request.asset_selection).success
+    assert request.run_config["resources"]["scope"]["config"]["documents"] == [
+        "dangling.txt", "inside.md", "loop.txt", "passwd.txt", "real.md"]
+    assert project.execute(tags=request.tags, run_config=request.run_config).success
     _assert_symlink_rows(_current_documents(project.warehouse.path))
     # the next tick sees nothing new: no run, no crash
-    quiet = inbox_sensor(dg.build_sensor_context(instance=project.instance, cursor=result.cursor,
-                                                 resources={"settings": project.defs.resources["settings"]}))
+    quiet = inbox_sensor(dg.build_sensor_context(instance=project.instance, cursor=result.cursor, resources=resources))
     assert quiet.run_requests == []
 
 
 def test_partition_keys_added_through_the_instance_cannot_read_outside_the_inbox(project, tmp_path):
     (tmp_path / "outside.txt").write_text(SECRET + "\n")
     hostile = ["../outside.txt", str(tmp_path / "outside.txt"), "notes/../../outside.txt"]
-    project.instance.add_dynamic_partitions(documents_partitions.name, hostile)
-    result = project.execute(keys=hostile, asset_selection=[dg.AssetKey("documents")])
+    result = project.execute(documents=hostile, asset_selection=[dg.AssetKey("documents")])
     assert result.success
     documents = _current_documents(project.warehouse.path)
     assert sorted(documents) == sorted(hostile)

@@ -16,7 +16,8 @@ DOCUMENTS = {
     "fine.md": "# Lab news\n\nSarah Chen leads the Quantum Dynamics Lab in Boston.\n",
     "faulty.md": "# Hiring\n\nMarcus Webb joined Northwind Robotics in Pittsburgh.\n",
 }
-EXTRACTION = [dg.AssetKey(k) for k in ("documents", "chunks", "entity_mentions", "local_relations")]
+EXTRACTION = [dg.AssetKey(k) for k in ("documents", "chunks", "entity_mentions", "local_relations",
+                                        "attribute_observations", "chunk_extractions", "llm_calls")]
 
 # fault -> what the failed chunk's error names, in each format; the faults themselves are the test server's
 EXPECTED_ERRORS = {
@@ -45,8 +46,7 @@ def small_llm_project(llm_project):
 
 
 def _run(project):
-    keys = project.register_inbox()
-    return project.execute(keys=keys, asset_selection=EXTRACTION)
+    return project.run_plan(project.plan(), asset_selection=EXTRACTION)
 
 
 @pytest.mark.parametrize("fault", list(EXPECTED_ERRORS))

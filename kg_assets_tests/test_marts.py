@@ -15,7 +15,7 @@ def test_marts_hang_under_the_assets_whose_tables_they_read(project):
     assert {"entity_attributes", "chunks", "marts/stg_current_entities", "marts/stg_current_edges"} <= parents["entity_profile"]
     assert parents["relation_type_counts"] == {"marts/stg_current_edges"}
     assert {"entity_attributes", "marts/stg_current_entities"} == parents["attribute_timeline"]
-    assert {"documents", "chunks", "entity_mentions"} == parents["document_extraction_health"]
+    assert {"documents", "chunks", "chunk_extractions"} == parents["document_extraction_health"]  # the table it reads
     checked = {k.asset_key.path[-1] for k in graph.asset_check_keys if k.asset_key.path[0] == "marts"}
     assert set(MARTS) <= checked
 

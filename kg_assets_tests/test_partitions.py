@@ -1,22 +1,15 @@
-from kg_assets.defs.partitions import partition_ranges
+import pytest
 
-ORDER = [f"d{i:02d}" for i in range(20)]
+from kg_assets.defs.partitions import partition_range
 
-
-def test_contiguous_keys_make_one_range():
-    assert partition_ranges(["d05", "d03", "d04"], ORDER) == [("d03", "d05")]
+ORDER = ["2026-01-01", "2026-01-03", "2026-01-04", "2026-02-10"]
 
 
-def test_scattered_keys_make_one_range_per_run_of_neighbours():
-    assert partition_ranges(["d01", "d02", "d09", "d15"], ORDER) == [("d01", "d02"), ("d09", "d09"), ("d15", "d15")]
+def test_the_range_covers_every_planned_day_in_instance_order():
+    assert partition_range(["2026-01-04", "2026-01-01"], ORDER) == ("2026-01-01", "2026-01-04")
+    assert partition_range(["2026-02-10"], ORDER) == ("2026-02-10", "2026-02-10")
 
 
-def test_too_many_ranges_are_joined_across_the_smallest_gaps():
-    keys = ["d00", "d02", "d10", "d12", "d19"]
-    assert partition_ranges(keys, ORDER, max_ranges=3) == [("d00", "d02"), ("d10", "d12"), ("d19", "d19")]
-    assert partition_ranges(keys, ORDER, max_ranges=1) == [("d00", "d19")]
-
-
-def test_unknown_keys_and_empty_input_are_ignored():
-    assert partition_ranges([], ORDER) == []
-    assert partition_ranges(["nope"], ORDER) == []
+def test_a_day_that_is_not_a_partition_yet_is_an_error_not_a_silent_skip():
+    with pytest.raises(ValueError, match="2026-03-01"):
+        partition_range(["2026-03-01"], ORDER)

@@ -5,7 +5,7 @@ import polars as pl
 
 from kg_assets.core.consolidate import misnamed_entities
 from kg_assets.definitions import defs as load_code_location
-from kg_assets.defs.partitions import documents_partitions
+from kg_assets.defs.partitions import arrival_days
 
 TABLES = ("documents", "chunks", "entity_mentions", "local_relations", "entities", "graph_nodes", "graph_edges")
 
@@ -14,24 +14,29 @@ def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
     module_defs = load_code_location()  # what `dagster dev` loads, settings from this environment
     graph = module_defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
-    assert {"documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "knowledge_graph"} <= keys
+    assert {"documents", "chunks", "entity_mentions", "local_relations", "linked_entities", "graph_nodes", "graph_edges"} <= keys
     check_names = {k.name for k in graph.asset_check_keys}
     assert {"documents_one_current_row", "mentions_have_chunks", "relation_endpoints_exist", "extraction_health",
             "entities_one_current_row", "edges_one_current_row", "edges_join_current_nodes"} <= check_names
     marts = dg.AssetKey(["marts", "entity_connectivity"])
     assert marts.to_user_string() in keys, "dbt models are assets downstream of the graph"
     assert graph.get(marts).parent_keys == {dg.AssetKey(["marts", "stg_current_entities"]), dg.AssetKey(["marts", "stg_current_edges"])}
-    assert graph.get(dg.AssetKey(["marts", "stg_current_edges"])).parent_keys == {dg.AssetKey("knowledge_graph")}
-    # kg_pipeline builds every asset (dbt marts included) over ranges of document partitions
+    assert graph.get(dg.AssetKey(["marts", "stg_current_edges"])).parent_keys == {dg.AssetKey("graph_edges")}
+    # kg_pipeline builds every asset (dbt marts included) over ranges of arrival days
     pipeline = module_defs.resolve_job_def("kg_pipeline")
-    assert pipeline.asset_layer.selected_asset_keys == set(graph.get_all_asset_keys())
-    assert pipeline.partitions_def == documents_partitions
+    # link_overrides is external (written by `kg link`), the only asset no run materializes
+    external = {k for k in graph.get_all_asset_keys() if not graph.get(k).is_executable}
+    assert external == {dg.AssetKey("link_overrides")}
+    assert pipeline.asset_layer.selected_asset_keys == set(graph.get_all_asset_keys()) - external
+    assert pipeline.partitions_def == arrival_days
     assert module_defs.resolve_schedule_def("nightly_refresh").cron_schedule == "0 2 * * *"
-    assert module_defs.resolve_sensor_def("inbox_sensor") and module_defs.resolve_sensor_def("kg_automation")
+    assert module_defs.resolve_sensor_def("inbox_sensor").job_name == "kg_pipeline"
+    assert module_defs.resolve_schedule_def("nightly_refresh").job_name == "kg_pipeline"
+    assert not [k for k in keys if graph.get(dg.AssetKey.from_user_string(k)).automation_condition], "no cascades"
     # DuckDB-writing steps share one pool, LLM-using steps another; partitioned steps batch partitions into one run.
-    for key in ("documents", "chunks", "entity_mentions", "linked_entities", "knowledge_graph"):
+    for key in ("documents", "chunks", "entity_mentions", "linked_entities", "entity_summaries", "graph_edges"):
         assets_def = module_defs.resolve_assets_def(key)
-        assert assets_def.op.pool == ("llm" if key == "entity_mentions" else "duckdb"), key
+        assert assets_def.op.pool == ("llm" if key in ("entity_mentions", "entity_summaries") else "duckdb"), key
         if assets_def.partitions_def is not None:
             assert assets_def.backfill_policy == dg.BackfillPolicy.single_run(), key
 

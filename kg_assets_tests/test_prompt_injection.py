@@ -85,9 +85,9 @@ def test_an_obedient_model_cannot_add_what_the_chunk_does_not_contain(llm_projec
 
 def test_the_heuristic_makes_no_entities_of_protocol_tokens(project):
     (project.inbox / "hostile.md").write_text(HOSTILE)
-    keys = project.register_inbox()
-    assert project.execute(keys=keys, asset_selection=[dg.AssetKey(k) for k in (
-        "documents", "chunks", "entity_mentions", "local_relations")]).success
+    assert project.run_all(asset_selection=[dg.AssetKey(k) for k in (
+        "documents", "chunks", "entity_mentions", "local_relations", "attribute_observations", "chunk_extractions",
+        "llm_calls")]).success
     names = set(project.sql("SELECT name FROM kg.entity_mentions WHERE document_id = 'hostile.md'")["name"])
     assert {"Sarah Chen", "Boston"} <= names
     assert names.isdisjoint(PROTOCOL_NAMES), names & PROTOCOL_NAMES

@@ -47,7 +47,7 @@ def test_every_variable_reaches_its_typed_field(clean_env, tmp_path):
 
 
 @pytest.mark.parametrize("name, value, expected", [
-    ("KG_EXTRACTOR", "bogus", "'auto', 'heuristic' or 'llm'"),
+    ("KG_EXTRACTOR", "bogus", "expected auto, heuristic, llm or module:attr"),
     ("KG_LLM_FORMAT", "xml", "'tuple' or 'structured'"),
     ("KG_CHUNK_TOKENS", "many", "integer"),
 ])
@@ -108,15 +108,15 @@ def test_run_config_cannot_move_the_inbox(project, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "secret.txt").write_text("Nobody should read this file.")
-    project.instance.add_dynamic_partitions("documents", ["secret.txt"])
+    days = project.register_days()
     job = project.defs.resolve_job_def("kg_pipeline")
     for config in ({"inbox_dir": str(elsewhere)}, {"chunk_tokens": 5}):
         with pytest.raises(dg.DagsterInvalidConfigError, match="unexpected config entry"):
-            job.execute_in_process(instance=project.instance, tags=range_tags("secret.txt", "secret.txt"),
+            job.execute_in_process(instance=project.instance, tags=range_tags(days[0], days[-1]),
                                    run_config={"resources": {"settings": {"config": config}}},
                                    asset_selection=[dg.AssetKey("documents")])
     assert not project.warehouse.exists(), "nothing ran"
     # Without that config the same run reads its key inside the configured inbox only.
-    assert project.execute(keys=["secret.txt"], asset_selection=[dg.AssetKey("documents")]).success
+    assert project.execute(documents=["secret.txt"], asset_selection=[dg.AssetKey("documents")]).success
     row = project.sql("SELECT status, text FROM kg.documents WHERE document_id = 'secret.txt'").row(0, named=True)
     assert row["status"] == "error" and row["text"] is None

@@ -76,11 +76,11 @@ def test_retiring_a_document_removes_its_rows_everywhere_and_closes_it(wh):
     wh.upsert_documents(docs)
     mentions = pl.DataFrame({"mention_id": ["m1", "m2"], "document_id": ["a", "b"], "chunk_id": ["a-0", "b-0"]})
     wh.replace_partitions({"chunks": pl.concat([_chunks("a", 1), _chunks("b", 1)]), "entity_mentions": mentions}, ["a", "b"])
-    assert wh.retire_documents(["b"]) == ["a"]
+    assert wh.retire_documents(["a", "never-seen"]) == ["a"]
     assert wh.run_user_query("SELECT document_id FROM kg.chunks")["document_id"].to_list() == ["b"]
     assert wh.run_user_query("SELECT document_id FROM kg.entity_mentions")["document_id"].to_list() == ["b"]
     assert wh.run_user_query("SELECT status FROM kg.documents WHERE document_id = 'a'")["status"].to_list() == ["deleted"]
-    assert wh.retire_documents(["b"]) == []
+    assert wh.retire_documents(["a"]) == []
 
 
 def test_replace_current_keeps_history_and_original_valid_from(wh):

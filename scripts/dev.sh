@@ -29,6 +29,12 @@ setup() {
   # One planned event per asset for ranged runs, and batched event writes where the storage supports them.
   export DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS=${DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS:-true}
   export DAGSTER_EVENT_BATCH_SIZE=${DAGSTER_EVENT_BATCH_SIZE:-1000}
+  # The dbt manifest the marts' assets load: prepared here, never at import, and only when a dbt file changed.
+  manifest=dbt/target/manifest.json
+  if [ ! -f "$manifest" ] || [ -n "$(find dbt -path dbt/target -prune -o \( -name '*.sql' -o -name '*.yml' \) -newer "$manifest" -print -quit)" ]; then
+    echo "==> preparing the dbt manifest"
+    dagster-dbt project prepare-and-package --file kg_assets/defs/dbt.py >/dev/null
+  fi
 }
 
 case "${1:-}" in

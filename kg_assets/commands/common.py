@@ -1,10 +1,8 @@
-"""What several `kg` commands share: settings from the environment plus their options, and the instance home."""
+"""What several `kg` commands share: settings from the environment plus their options."""
 
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 
 from kg_assets.settings import Settings
 
@@ -21,13 +19,3 @@ def load_settings(args: argparse.Namespace) -> Settings:
     """The environment's settings, with --inbox and --db in place of KG_INBOX and KG_DUCKDB_PATH."""
     options = {"KG_INBOX": getattr(args, "inbox", None), "KG_DUCKDB_PATH": getattr(args, "db", None)}
     return Settings.from_env({name: value for name, value in options.items() if value})
-
-
-def use_dagster_home(args: argparse.Namespace) -> str:
-    """Point Dagster at the instance folder (--dagster-home, else DAGSTER_HOME, else the current folder).
-
-    Dagster itself reads DAGSTER_HOME from the environment when the instance loads, so it is set there."""
-    home = getattr(args, "dagster_home", None) or os.environ.get("DAGSTER_HOME") or str(Path.cwd())
-    os.environ["DAGSTER_HOME"] = str(Path(home).resolve())
-    Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
-    return os.environ["DAGSTER_HOME"]

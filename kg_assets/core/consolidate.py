@@ -154,3 +154,12 @@ def provenance_edges(nodes: pl.DataFrame) -> pl.DataFrame:
         .with_columns(pl.lit(EXTRACTED_FROM).alias("relation_type"), pl.lit(1.0).alias("confidence"))
     )
 
+def with_summaries(entities: pl.DataFrame, summaries: pl.DataFrame) -> pl.DataFrame:
+    """Entities whose description is their LLM summary where one exists (bounded), else the merged fragments."""
+    if summaries.height == 0:
+        return entities
+    return (
+        entities.join(summaries.select("entity_id", pl.col("summary").alias("_summary")), on="entity_id", how="left")
+        .with_columns(pl.coalesce(pl.col("_summary").str.slice(0, MAX_DESCRIPTION_CHARS), "description").alias("description"))
+        .drop("_summary")
+    )

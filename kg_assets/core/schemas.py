@@ -13,7 +13,7 @@ TS = pl.Datetime("us", "UTC")
 STRS = pl.List(pl.String)
 
 DOCUMENTS = {
-    "document_id": pl.String,  # partition key: path relative to the inbox, '/'-separated
+    "document_id": pl.String,  # path relative to the inbox, '/'-separated (its partition is arrival_day)
     "path": pl.String,
     "source_type": pl.String,  # txt | md | html | pdf | chat
     "title": pl.String,
@@ -27,6 +27,8 @@ DOCUMENTS = {
     "error": pl.String,
     "warning": pl.String,  # the text is usable but partial or guessed: a cut HTML file, a guessed encoding
     "ingested_at": TS,
+    "arrival_day": pl.String,  # YYYY-MM-DD (UTC) the pipeline first saw the file: its Dagster partition key
+    "file_signature": pl.String,  # size:mtime_ns when read; a matching signature lets the planner skip hashing
     "valid_from": TS,
     "valid_until": TS,
 }
@@ -146,6 +148,15 @@ ENTITIES = {
     "source_chunk_ids": STRS,
     "valid_from": TS,
     "valid_until": TS,
+}
+
+# LLM condensations of entities with many description fragments (asset entity_summaries); graph nodes show them.
+ENTITY_SUMMARIES = {
+    "entity_id": pl.String,
+    "summary": pl.String,  # the model's plain-text summary, bounded like a merged description
+    "fragment_count": pl.Int32,  # distinct description fragments it condensed
+    "model": pl.String,
+    "summarized_at": TS,
 }
 
 # Versioned in domain time: valid_from = when a document said it; one current row per (entity_id, attr_key).
@@ -324,6 +335,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "chunk_extractions": CHUNK_EXTRACTIONS,
     "llm_calls": LLM_CALLS,
     "entities": ENTITIES,
+    "entity_summaries": ENTITY_SUMMARIES,
     "entity_aliases": ENTITY_ALIASES,
     "link_overrides": LINK_OVERRIDES,
     "graph_nodes": GRAPH_NODES,

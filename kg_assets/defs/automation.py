@@ -1,60 +1,91 @@
-"""Jobs, the nightly refresh of stale partitions, and the declarative-automation sensor."""
+"""Jobs, the inbox sensor and the nightly refresh: both ask the one planner (`defs.planner`) what to run.
+
+Every run they request is a run of the named `kg_pipeline` job: the plan's arrival days, then
+consolidation and the dbt marts after them in the same run. There is no declarative automation, so a
+materialization never cascades into further runs and consolidation never starts before its partitions.
+"""
+
+from pathlib import Path
 
 import dagster as dg
 
-from kg_assets.core.chunking import CHUNKER_VERSION
-from kg_assets.defs.partitions import (
-    CONSOLIDATION_ASSETS,
-    PARTITIONED_ASSETS,
-    documents_partitions,
-    partition_ranges,
-    range_tags,
-)
-from kg_assets.defs.resources import ExtractorResource, WarehouseResource
-from kg_assets.storage.warehouse import WarehouseBusy
+from kg_assets.core.files.inbox import InboxMissing
+from kg_assets.core.planning import PlanCursor, advance
+from kg_assets.defs.partitions import PARTITIONED_ASSETS, arrival_days
+from kg_assets.defs.planner import current_plan, run_spec, today_utc
+from kg_assets.defs.resources import ExtractorResource, IngestResource, WarehouseResource
+from kg_assets.storage.warehouse import Warehouse, WarehouseBusy
 
+# A sensor tick must finish within Dagster's tick timeout: it does not wait long for a busy warehouse.
+SENSOR_LOCK_TIMEOUT_S = 5.0
 
 kg_pipeline = dg.define_asset_job(
     "kg_pipeline",
     selection=dg.AssetSelection.all(),
-    description="Everything: documents -> chunks -> extraction -> linked entities -> knowledge graph -> dbt marts, with checks.",
+    partitions_def=arrival_days,
+    description="Everything over some arrival days: documents -> chunks -> extraction -> linked entities -> "
+    "knowledge graph -> dbt marts, with checks (run config `scope` narrows the documents).",
 )
 consolidation = dg.define_asset_job(
     "consolidation",
     selection=dg.AssetSelection.all() - dg.AssetSelection.assets(*PARTITIONED_ASSETS),
-    description="Everything built from all partitions at once: entities, graph, attributes, dbt marts.",
+    description="Everything built from all partitions at once: entities, graph, attributes, dbt marts "
+    "(e.g. after `kg link merge|split`).",
 )
+
+
+@dg.sensor(
+    name="inbox_sensor",
+    job=kg_pipeline,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="New, changed, renamed and deleted inbox files (content hashes against the warehouse) become one "
+    "kg_pipeline run over their arrival days. The cursor is a generation counter and a plan digest.",
+)
+def inbox_sensor(context: dg.SensorEvaluationContext, settings: IngestResource, warehouse: WarehouseResource,
+                 extractor: ExtractorResource):
+    cursor = PlanCursor.parse(context.cursor)
+    wh = Warehouse(warehouse.db_path, lock_timeout_s=min(warehouse.lock_timeout_s, SENSOR_LOCK_TIMEOUT_S))
+    try:
+        plan = current_plan(Path(settings.inbox_dir), wh, context.instance, extractor.build_extractor().version,
+                            today_utc(), include_stale=False)
+    except (InboxMissing, WarehouseBusy) as exc:  # nothing is retracted for a missing inbox; a busy file waits a tick
+        return dg.SkipReason(str(exc))
+    cursor, run_key = advance(cursor, plan)
+    if run_key is None:
+        return dg.SensorResult(skip_reason="no inbox change to run" if plan.is_empty else "already requested",
+                               cursor=cursor.dump())
+    spec = run_spec(plan, context.instance)
+    request = dg.RunRequest(run_key=run_key, tags=spec.tags, run_config=spec.run_config,
+                            asset_selection=spec.asset_selection)
+    context.log.info(f"inbox: {plan.summary()}; one run over {', '.join(plan.days) or 'no day (consolidation)'}")
+    return dg.SensorResult(
+        run_requests=[request],
+        dynamic_partitions_requests=[arrival_days.build_add_request(spec.missing_days)] if spec.missing_days else [],
+        cursor=cursor.dump(),
+    )
 
 
 @dg.schedule(
     name="nightly_refresh",
     cron_schedule="0 2 * * *",
-    target=dg.AssetSelection.assets(*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS),
+    job=kg_pipeline,
     default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Re-runs partitions made by an older chunker/extractor version or with failed chunks, then consolidates.",
+    description="Runs what the planner finds stale (another chunker/extractor version, failed chunks, inbox changes "
+    "the sensor missed, a graph older than its partitions); skips when nothing is.",
 )
-def nightly_refresh(context: dg.ScheduleEvaluationContext, warehouse: WarehouseResource, extractor: ExtractorResource):
-    wh = warehouse.get()
+def nightly_refresh(context: dg.ScheduleEvaluationContext, settings: IngestResource, warehouse: WarehouseResource,
+                    extractor: ExtractorResource):
     try:
-        stale = wh.stale_documents(extractor.build_extractor().version, CHUNKER_VERSION) if wh.exists() else []
-    except WarehouseBusy as exc:  # a run holds the write lock; the next tick tries again
-        return dg.SkipReason(f"warehouse busy: {exc}")
-    ordered = context.instance.get_dynamic_partitions(documents_partitions.name)
-    tick = context.scheduled_execution_time.isoformat()
-    requests = [
-        dg.RunRequest(run_key=f"{tick}:{first}..{last}", asset_selection=[dg.AssetKey(a) for a in PARTITIONED_ASSETS],
-                      tags=range_tags(first, last))
-        for first, last in partition_ranges(stale, ordered)
-    ]
-    requests.append(dg.RunRequest(run_key=f"{tick}:consolidation",
-                                  asset_selection=[dg.AssetKey(a) for a in CONSOLIDATION_ASSETS]))
-    context.log.info(f"{len(stale)} stale documents in {len(requests) - 1} runs")
-    return requests
-
-
-automation_sensor = dg.AutomationConditionSensorDefinition(
-    "kg_automation",
-    target=dg.AssetSelection.all(),
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    minimum_interval_seconds=60,
-)
+        plan = current_plan(Path(settings.inbox_dir), warehouse.get(), context.instance,
+                            extractor.build_extractor().version, today_utc(context.scheduled_execution_time))
+    except (InboxMissing, WarehouseBusy) as exc:
+        return dg.SkipReason(str(exc))
+    if plan.is_empty:
+        return dg.SkipReason(f"nothing stale ({plan.summary()})")
+    spec = run_spec(plan, context.instance)
+    if spec.missing_days:  # a schedule cannot request partitions; the instance gets them directly
+        context.instance.add_dynamic_partitions(arrival_days.name, spec.missing_days)
+    context.log.info(f"nightly: {plan.summary()}")
+    return dg.RunRequest(run_key=f"nightly:{context.scheduled_execution_time.isoformat()}:{plan.digest}",
+                         tags=spec.tags, run_config=spec.run_config, asset_selection=spec.asset_selection)

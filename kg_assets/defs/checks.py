@@ -91,14 +91,14 @@ def attributes_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckRes
                    "attributes with several current values")
 
 
-@dg.asset_check(asset="knowledge_graph", blocking=True,
+@dg.asset_check(asset="graph_edges", blocking=True,
                 description="kg.graph_edges has one current row per (source_id, target_id, relation_type).")
 def edges_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     return _result(warehouse.get().duplicate_current_keys("graph_edges", ["source_id", "target_id", "relation_type"]),
                    "edges with several current rows")
 
 
-@dg.asset_check(asset="knowledge_graph", blocking=True, description="Every current edge joins two current nodes.")
+@dg.asset_check(asset="graph_edges", blocking=True, description="Every current edge joins two current nodes.")
 def edges_join_current_nodes(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     wh = warehouse.get()
     missing = pl.concat([

@@ -1,5 +1,5 @@
-"""extraction: one multi_asset writing entity_mentions and local_relations (and attribute observations)
-per document partition.
+"""extraction: one multi_asset per arrival-day partition writing entity_mentions, local_relations,
+attribute_observations, chunk_extractions and llm_calls, each an asset of its own.
 
 Chunks already extracted successfully by the same extractor version are reused, so a rerun redoes
 exactly the chunks that failed, changed or were never extracted; LLM answers are cached besides, so a
@@ -10,24 +10,19 @@ extractor works: read, extract, then write everything in one transaction.
 import dagster as dg
 import polars as pl
 
-from kg_assets.defs.ingest import eager
-from kg_assets.defs.partitions import documents_partitions, single_run
+from kg_assets.defs.partitions import RunScope, add_partition_metadata, arrival_days, documents_in_scope, per_day_counts, single_run
+from kg_assets.defs.previews import sample_rows
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
-from kg_assets.defs.tables import markdown_table, table_metadata
+from kg_assets.defs.tables import rounded, table_metadata
 from kg_assets.extractors.base import ExtractionResult
 from kg_assets.extractors.llm.cache import LLMCache
 
 PARTITION_TABLES = ("entity_mentions", "local_relations", "attribute_observations", "chunk_extractions")
 
 
-def _spec(name: str, description: str, tables: tuple[str, ...]) -> dg.AssetSpec:
+def _spec(name: str, description: str) -> dg.AssetSpec:
     return dg.AssetSpec(
-        name,
-        deps=["chunks"],
-        group_name="extraction",
-        kinds={"duckdb", "polars"},
-        automation_condition=eager,
-        metadata=table_metadata(*tables),
+        name, deps=["chunks"], group_name="extraction", kinds={"duckdb", "polars"}, metadata=table_metadata(name),
         description=description,
     )
 
@@ -35,23 +30,30 @@ def _spec(name: str, description: str, tables: tuple[str, ...]) -> dg.AssetSpec:
 @dg.multi_asset(
     name="extraction",
     specs=[
-        _spec("entity_mentions", "Typed entity mentions per chunk, with normalized names and stable ids.",
-              ("entity_mentions", "attribute_observations", "chunk_extractions", "llm_calls")),
-        _spec("local_relations", "Relations between entities mentioned in the same chunk.", ("local_relations",)),
+        _spec("entity_mentions", "Typed entity mentions per chunk, with normalized names and stable ids."),
+        _spec("local_relations", "Relations between entities mentioned in the same chunk."),
+        _spec("attribute_observations", "Facts about an entity seen in one chunk (employer, role, headquarters ...): "
+              "the input of the attribute timeline."),
+        _spec("chunk_extractions", "One row per chunk: extraction status, error, counts and extractor version; what "
+              "makes a rerun redo exactly the chunks that failed or were made by another version."),
+        _spec("llm_calls", "Every LLM request and cache hit: tokens, latency, cost, status (empty offline)."),
     ],
-    partitions_def=documents_partitions,
+    partitions_def=arrival_days,
     backfill_policy=single_run,
     # LLM-using steps are capped across concurrent runs by this pool; DuckDB writes wait for the file lock.
     pool="llm",
 )
-def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource):
+def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource,
+               scope: RunScope):
     wh = warehouse.get()
     engine = extractor.build_extractor(run_id=context.run_id, progress=lambda done, total: context.log.info(f"extracted {done:,}/{total:,} chunks"))
-    keys = context.partition_keys
-    chunks = wh.chunks_for_extraction(keys)
-    previous = {t: wh.read_partitions(t, keys) for t in PARTITION_TABLES}
+    days = context.partition_keys
+    in_scope = documents_in_scope(wh, days, scope)
+    ids = in_scope["document_id"].to_list()
+    chunks = wh.chunks_for_extraction(ids)
+    previous = {t: wh.read_partitions(t, ids) for t in PARTITION_TABLES}
     reusable = previous["chunk_extractions"].filter(
-        (pl.col("status") == "ok") & (pl.col("extractor_version") == engine.version)
+        (pl.col("status") == "ok") & (pl.col("extractor_version") == engine.version) & (not scope.redo_extraction)
     ).join(chunks.select("chunk_id"), on="chunk_id", how="semi").select("chunk_id")
     todo = chunks.join(reusable, on="chunk_id", how="anti")
     context.log.info(
@@ -66,32 +68,52 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
         "chunk_extractions": result.chunk_status,
     }
     frames = {t: pl.concat([previous[t].join(reusable, on="chunk_id", how="semi"), new[t]]) for t in PARTITION_TABLES}
-    wh.replace_partitions(frames, keys)
+    wh.replace_partitions(frames, ids)
     if extractor.uses_llm:
         export_calls(wh, engine.settings.cache_path)
 
     failed = result.chunk_status.filter(pl.col("status") != "ok")
     for chunk_id, error in failed.select("chunk_id", "error").head(20).iter_rows():
         context.log.warning(f"chunk {chunk_id}: {error}")
-    common = {
-        "extractor": engine.name,
-        "extractor_version": engine.version,
-        "engine": extractor.describe(engine),
-        "chunks_extracted": todo.height,
-        "chunks_reused": reusable.height,
-        "chunks_failed": failed.height,
-        "chunks_without_entities": int((frames["chunk_extractions"]["mention_count"] == 0).sum()),
-        **_call_metadata(result.calls),
+    engine_metadata = {"extractor": engine.name, "extractor_version": engine.version, "engine": extractor.describe(engine)}
+    status = frames["chunk_extractions"].with_columns(
+        reused=pl.col("chunk_id").is_in(reusable["chunk_id"].implode())).join(in_scope, on="document_id")
+    per_day = per_day_counts(days, status, chunks_extracted=(~pl.col("reused")).sum(), chunks_reused=pl.col("reused").sum(),
+                             chunks_failed=(pl.col("status") != "ok").sum(),
+                             chunks_without_entities=(pl.col("mention_count") == 0).sum())
+    spend = _spend_per_day(days, result.calls.join(in_scope, on="document_id"))
+    rows = {t: per_day_counts(days, frames[t].join(in_scope, on="document_id"), rows=pl.len()) for t in PARTITION_TABLES}
+    for table in PARTITION_TABLES:
+        add_partition_metadata(context, {day: {"rows_written": rows[table][day]["rows"], **per_day[day], **spend[day]}
+                                         for day in days}, asset_key=table)
+    add_partition_metadata(context, {day: spend[day] for day in days}, asset_key="llm_calls")
+    samples = {"entity_mentions": sample_rows(wh, "entity_mentions", ["name", "entity_type", "document_id", "description"]),
+               "local_relations": sample_rows(wh, "local_relations", ["source_name", "relation_type", "target_name", "document_id"])}
+    for table in (*PARTITION_TABLES, "llm_calls"):
+        sample = {"sample": samples[table]} if table in samples else {}
+        yield dg.MaterializeResult(asset_key=table, metadata={**engine_metadata, **sample,
+                                                              "dagster/row_count": wh.row_count(table)})
+
+
+def _spend_per_day(days, calls: pl.DataFrame) -> dict[str, dict[str, object]]:
+    """Each day's LLM spend in this run: requests sent, cache hits, errors, tokens, latency, cost."""
+    sent = calls.filter(pl.col("status") != "cache_hit")
+    counts = per_day_counts(days, calls, llm_cache_hits=(pl.col("status") == "cache_hit").sum(),
+                            llm_errors=pl.col("status").is_in(["error", "parse_error"]).sum())
+    if calls.height == 0:
+        return {day: {} for day in days}
+    sums = per_day_counts(days, sent, llm_calls=pl.len(), prompt_tokens=pl.col("prompt_tokens").sum(),
+                          completion_tokens=pl.col("completion_tokens").sum())
+    stats = {row["arrival_day"]: row for row in sent.group_by("arrival_day").agg(
+        p50=pl.col("latency_ms").median(), p95=pl.col("latency_ms").quantile(0.95), cost=pl.col("cost_usd").sum()
+    ).iter_rows(named=True)}
+    return {
+        day: {**sums[day], **counts[day],
+              "latency_p50_ms": rounded(stats.get(day, {}).get("p50"), 0),
+              "latency_p95_ms": rounded(stats.get(day, {}).get("p95"), 0),
+              "estimated_cost_usd": rounded(stats.get(day, {}).get("cost"), 6)}
+        for day in days
     }
-    yield dg.MaterializeResult(
-        asset_key="entity_mentions",
-        metadata={**common, "dagster/row_count": frames["entity_mentions"].height,
-                  "attribute_observations": frames["attribute_observations"].height,
-                  "entity_types": dg.MetadataValue.json(_type_counts(frames["entity_mentions"]))},
-    )
-    yield dg.MaterializeResult(
-        asset_key="local_relations", metadata={**common, "dagster/row_count": frames["local_relations"].height}
-    )
 
 
 def export_calls(wh, cache_path: str) -> None:
@@ -100,32 +122,3 @@ def export_calls(wh, cache_path: str) -> None:
         calls = cache.unexported_calls()
         wh.upsert_rows("llm_calls", "call_id", calls)
         cache.mark_exported(calls["call_id"].to_list())
-
-
-def _call_metadata(calls: pl.DataFrame) -> dict[str, object]:
-    """Spend of this run: requests actually sent, cache hits, tokens, latency and estimated cost."""
-    if calls.height == 0:
-        return {}
-    sent = calls.filter(pl.col("status") != "cache_hit")
-    by_document = (
-        sent.group_by("document_id")
-        .agg(pl.len().alias("calls"), pl.col("prompt_tokens").sum(), pl.col("completion_tokens").sum(), pl.col("cost_usd").sum())
-        .sort("cost_usd", "document_id", descending=[True, False])
-        .head(25)
-    )
-    return {
-        "llm_calls": sent.height,
-        "llm_cache_hits": calls.height - sent.height,
-        "llm_errors": int(calls["status"].is_in(["error", "parse_error"]).sum()),
-        "prompt_tokens": int(sent["prompt_tokens"].sum() or 0),
-        "completion_tokens": int(sent["completion_tokens"].sum() or 0),
-        "latency_p50_ms": float(sent["latency_ms"].median() or 0.0),
-        "latency_p95_ms": float(sent["latency_ms"].quantile(0.95) or 0.0),
-        "estimated_cost_usd": float(sent["cost_usd"].sum() or 0.0),
-        "cost_by_document": markdown_table(by_document),
-    }
-
-
-def _type_counts(mentions: pl.DataFrame) -> dict[str, int]:
-    counts = mentions.group_by("entity_type").len().sort("entity_type")
-    return dict(zip(counts["entity_type"].to_list(), counts["len"].to_list()))

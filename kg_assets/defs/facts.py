@@ -17,17 +17,22 @@ from kg_assets.core.facts.pipeline import learn_facts
 from kg_assets.core.facts.users import build_chat_users
 from kg_assets.core.files import DocumentError
 from kg_assets.defs.extraction import _call_metadata, export_calls
-from kg_assets.defs.graph import after_upstream_settles
-from kg_assets.defs.ingest import eager
-from kg_assets.defs.partitions import documents_partitions, single_run
+from kg_assets.defs.partitions import (
+    RunScope,
+    add_partition_metadata,
+    arrival_days,
+    documents_in_scope,
+    per_day_counts,
+    single_run,
+)
 from kg_assets.defs.resources import ExtractorResource, FactResource, IngestResource, WarehouseResource
 from kg_assets.defs.tables import table_metadata
 from kg_assets.storage.facts import FactStore
 
 
-def documents_in_run(context: dg.AssetExecutionContext) -> list[str]:
-    """The document partitions this run covers: what `chunks` reads."""
-    return context.partition_keys
+def documents_in_run(context: dg.AssetExecutionContext, wh, scope: RunScope) -> pl.DataFrame:
+    """document_id and arrival_day of the documents this run covers: what `chunks` reads."""
+    return documents_in_scope(wh, context.partition_keys, scope)
 
 
 def _counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
@@ -36,21 +41,22 @@ def _counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
 
 
 @dg.asset(
-    partitions_def=documents_partitions,
+    partitions_def=arrival_days,
     backfill_policy=single_run,
     pool="duckdb",
     deps=["documents"],
     group_name="facts",
     kinds={"duckdb", "polars"},
-    automation_condition=eager,
     metadata=table_metadata("messages"),
     description="One row per chat message (versioned): conversation, message id, user, display name, the "
     "message's own time, content, reply-to. An edited or deleted chat file closes its rows.",
 )
-def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource) -> dg.MaterializeResult:
+def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource,
+             scope: RunScope) -> dg.MaterializeResult:
     wh = warehouse.get()
     store = FactStore(wh)
-    keys = documents_in_run(context)
+    in_scope = documents_in_run(context, wh, scope)
+    keys = in_scope["document_id"].to_list()
     chats = wh.read_partitions("documents", keys).filter((pl.col("source_type") == "chat") & (pl.col("status") == "ok"))
     forgotten = store.forgotten_user_ids()
     frames, failed = [], []
@@ -63,8 +69,10 @@ def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, se
     frame = pl.concat(frames) if frames else schemas.empty(schemas.MESSAGES)
     stats = store.write_messages(frame, [k for k in keys if k not in failed])
     context.log.info(f"{frame.height:,} messages from {len(frames):,} chat logs; {stats['closed']:,} versions closed")
+    add_partition_metadata(context, per_day_counts(context.partition_keys, frame.join(in_scope, on="document_id"),
+                                                   messages=pl.len(), chat_documents=pl.col("document_id").n_unique()))
     return dg.MaterializeResult(metadata={
-        "dagster/row_count": frame.height,
+        "dagster/row_count": wh.row_count("messages"),
         "messages": frame.height,
         "chat_documents": len(frames),
         "users": frame["user_id"].n_unique(),
@@ -75,23 +83,24 @@ def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, se
 
 
 @dg.asset(
-    partitions_def=documents_partitions,
+    partitions_def=arrival_days,
     backfill_policy=single_run,
     pool="llm",
     deps=[messages],
     group_name="facts",
     kinds={"duckdb", "polars"},
-    automation_condition=eager,
     metadata=table_metadata("message_facts", "fact_extractions", "llm_calls"),
     description="Facts learned from each chat message (seed 001 rules: switch, rate, extractability, at most 3 "
     "facts, levels snapped), with the user's known facts in each request; one outcome row per message.",
 )
 def message_facts(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource, facts: FactResource
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource, facts: FactResource,
+    scope: RunScope,
 ) -> dg.MaterializeResult:
     wh = warehouse.get()
     store = FactStore(wh)
-    keys = documents_in_run(context)
+    in_scope = documents_in_run(context, wh, scope)
+    keys = in_scope["document_id"].to_list()
     current = wh.read_partitions("messages", keys)
     previous = (wh.read_partitions("fact_extractions", keys), wh.read_partitions("message_facts", keys))
     engine = extractor.build_fact_extractor(run_id=context.run_id)
@@ -108,8 +117,15 @@ def message_facts(
         context.log.warning(f"{failed.height:,} messages failed fact extraction and are asked again on the next run: "
                             f"{failed['message_id'].head(20).to_list()}")
     reused = previous[1].join(learned.message_facts.select("fact_id"), on="fact_id", how="semi").height
+    day_of = in_scope.select("document_id", "arrival_day")
+    per_day = per_day_counts(context.partition_keys, learned.extractions.join(day_of, on="document_id"),
+                             messages=pl.len(), messages_failed=(pl.col("outcome") == "error").sum())
+    for day, counts in per_day_counts(context.partition_keys, learned.message_facts.join(day_of, on="document_id"),
+                                      facts=pl.len()).items():
+        per_day[day].update(counts)
+    add_partition_metadata(context, per_day)
     return dg.MaterializeResult(metadata={
-        "dagster/row_count": learned.message_facts.height,
+        "dagster/row_count": wh.row_count("message_facts"),
         "facts_learned": learned.message_facts.height - reused,
         "facts_reused": reused,
         "messages": learned.extractions.height,
@@ -130,7 +146,6 @@ def message_facts(
     pool="duckdb",
     group_name="facts",
     kinds={"duckdb", "polars"},
-    automation_condition=after_upstream_settles,
     metadata=table_metadata("user_facts"),
     description="Each user's fact memory: dedup (seed rules plus guards, duplicates kept as rows pointing at what "
     "they duplicate) and supersession in message time (valid_from / valid_until), from learned and manual facts.",
@@ -167,7 +182,6 @@ def user_facts(context: dg.AssetExecutionContext, warehouse: WarehouseResource) 
     pool="duckdb",
     group_name="facts",
     kinds={"duckdb", "polars"},
-    automation_condition=after_upstream_settles,
     metadata=table_metadata("chat_users"),
     description="One row per chat user: display name (else the name they introduced themselves with) and the "
     "current PERSON entity of that name.",

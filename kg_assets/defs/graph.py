@@ -1,136 +1,136 @@
-"""Consolidation (unpartitioned): canonical entities and the knowledge graph from every partition."""
+"""Consolidation (unpartitioned): canonical entities, their summaries, the graph and attribute history.
 
+Each table a step writes is an asset of its own (multi_asset specs), and each table it reads is a
+declared dependency, so the lineage in the UI is the data flow. No automation condition: the planner's
+runs consolidate after their partitions, in the same run.
+"""
 
 import dagster as dg
 import polars as pl
 
 from kg_assets.core.chat import observation_message_times
-from kg_assets.core.consolidate import MAX_DESCRIPTION_CHARS, build_edges, build_entities, build_nodes, summary_candidates
+from kg_assets.core.consolidate import build_edges, build_entities, build_nodes, summary_candidates, with_summaries
 from kg_assets.core.extraction.prompts import build_summary_messages
 from kg_assets.core.linking import NameLinker, apply_redirects, keep_created_at
+from kg_assets.core.planning import frame_digest
 from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
-from kg_assets.defs.partitions import documents_partitions
 from kg_assets.defs.extraction import export_calls
+from kg_assets.defs.planner import OVERRIDES_DIGEST_KEY
+from kg_assets.defs.previews import graph_preview, top_entities
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
 from kg_assets.defs.tables import table_metadata
 from kg_assets.storage.facts import FactStore
-
-# Consolidate once upstream partitions have settled: not while any of them is still running.
-after_upstream_settles = (
-    dg.AutomationCondition.any_deps_updated().since_last_handled()
-    & ~dg.AutomationCondition.any_deps_in_progress()
-    & ~dg.AutomationCondition.in_progress()
-).with_label("after upstream settles")
+from kg_assets.storage.warehouse import now_utc
 
 
-def consolidation_asset(deps: list, tables: tuple[str, ...], description: str):
-    """An unpartitioned asset rebuilt from all partitions: DuckDB pool, graph group, settle-then-run automation."""
-    return dg.asset(
-        deps=deps,
-        pool="duckdb",
-        group_name="graph",
-        kinds={"duckdb", "polars"},
-        automation_condition=after_upstream_settles,
-        metadata=table_metadata(*tables),
-        description=description,
-    )
+def _spec(key: str, table: str, deps: list[str], description: str) -> dg.AssetSpec:
+    return dg.AssetSpec(key, deps=deps, group_name="graph", kinds={"duckdb", "polars"}, metadata=table_metadata(table),
+                        description=description)
 
 
-@consolidation_asset(
-    deps=["documents", "entity_mentions"],
-    tables=("entities", "entity_aliases"),
-    description="Canonical entities (kg.entities) consolidated from every document's mentions; redirects in kg.entity_aliases.",
+# Written by `kg link split|merge`, outside any run: an external asset, so linking shows what it reads.
+link_overrides = dg.AssetSpec(
+    "link_overrides", group_name="graph", kinds={"duckdb"}, metadata=table_metadata("link_overrides"),
+    description="Manual linking decisions (`kg link split|merge|remove`), applied by every consolidation.",
 )
-def linked_entities(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource
-) -> dg.MaterializeResult:
+
+
+@dg.multi_asset(
+    name="linked_entities",
+    specs=[
+        _spec("linked_entities", "entities", ["documents", "entity_mentions", "link_overrides"],
+              "Canonical entities (kg.entities) consolidated from every document's mentions (versioned)."),
+        _spec("entity_aliases", "entity_aliases", ["entity_mentions", "link_overrides"],
+              "Linking decisions: which extracted id redirects to which canonical entity, with method and evidence."),
+    ],
+    pool="duckdb",
+)
+def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
-    current = context.instance.get_dynamic_partitions(documents_partitions.name)
-    retired: list[str] = []
-    if current:
-        retired = wh.retire_documents(current)
-        if retired:
-            context.log.info(f"retracted {len(retired)} deleted documents: {retired[:10]}")
-    else:
-        context.log.warning(
-            "the Dagster instance has no document partitions; nothing retracted "
-            "(is DAGSTER_HOME the instance that ingested this warehouse?)"
-        )
     mentions = wh.entity_mentions()
-    documents = wh.document_times()
     overrides = wh.link_overrides()
     linker = NameLinker()
     redirects = keep_created_at(linker.link(mentions, overrides), wh.redirects())
-    linked = apply_redirects(mentions, redirects, ["entity_id"])
-    entities = summarize_descriptions(context, build_entities(mentions, documents, redirects), linked, extractor, wh)
+    entities = build_entities(mentions, wh.document_times(), redirects)
     stats = wh.replace_current({"entities": (["entity_id"], entities)})["entities"]
     wh.replace_tables({"entity_aliases": redirects})
     methods = redirects.group_by("method").len().sort("method")
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": stats["current"],
-            "entities": stats["current"],
-            "closed": stats["closed"],
-            "redirects": redirects.height,
-            "redirects_by_method": dg.MetadataValue.json(dict(zip(methods["method"], methods["len"]))),
-            "overrides": overrides.height,
-            "linker": f"{linker.name} ({linker.version})",
-            "documents_retracted": len(retired),
-            "mentions": mentions.height,
-        }
-    )
-
-
-def summarize_descriptions(context, entities: pl.DataFrame, mentions: pl.DataFrame, extractor: ExtractorResource, wh):
-    """Past a fragment-count threshold, an LLM condenses an entity's merged description (cached, so
-    rebuilds stay deterministic); without an LLM, or if a call fails, the bounded merge stays."""
-    candidates = summary_candidates(mentions, extractor.summary_min_fragments)
-    if not extractor.uses_llm or candidates.height == 0:
-        return entities
-    engine = extractor.build_extractor(run_id=context.run_id)
-    heads = candidates.join(entities.select("entity_id", "name", "entity_type"), on="entity_id")
-    summaries = engine.summarize({
-        entity_id: build_summary_messages(name, entity_type, fragments)
-        for entity_id, fragments, name, entity_type in heads.select("entity_id", "fragments", "name", "entity_type").iter_rows()
+    yield dg.MaterializeResult(asset_key="linked_entities", metadata={
+        "dagster/row_count": stats["current"],
+        "closed": stats["closed"],
+        "mentions": mentions.height,
+        "linker": linker.name,
+        "overrides": overrides.height,
+        OVERRIDES_DIGEST_KEY: frame_digest(overrides),
     })
-    export_calls(wh, engine.settings.cache_path)
-    context.log.info(f"LLM summaries for {len(summaries):,} of {heads.height:,} entities with many description fragments")
-    if not summaries:
-        return entities
-    summary = pl.DataFrame({"entity_id": list(summaries), "_summary": list(summaries.values())})
-    return (
-        entities.join(summary, on="entity_id", how="left")
-        .with_columns(pl.coalesce(pl.col("_summary").str.slice(0, MAX_DESCRIPTION_CHARS), "description").alias("description"))
-        .drop("_summary")
-    )
+    yield dg.MaterializeResult(asset_key="entity_aliases", metadata={
+        "dagster/row_count": redirects.height,
+        "redirects_by_method": dg.MetadataValue.json(dict(zip(methods["method"], methods["len"]))),
+    })
 
 
-@consolidation_asset(
-    deps=[linked_entities, "local_relations"],
-    tables=("graph_nodes", "graph_edges"),
-    description="The consolidated graph: a node per canonical entity, an edge per (source, target, relation type).",
+@dg.asset(
+    deps=["linked_entities", "entity_aliases", "entity_mentions"],
+    pool="llm",
+    group_name="graph",
+    kinds={"duckdb", "openai"},
+    metadata=table_metadata("entity_summaries"),
+    description="LLM summaries of entities with many description fragments (KG_SUMMARY_MIN_FRAGMENTS), cached, so "
+    "rebuilds stay deterministic; graph nodes show them. Empty without an LLM. Its calls go to kg.llm_calls.",
 )
-def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def entity_summaries(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
+                     extractor: ExtractorResource) -> dg.MaterializeResult:
     wh = warehouse.get()
-    entities = wh.current_entities()
-    redirects = wh.redirects()
-    relations = apply_redirects(wh.local_relations(), redirects, ["source_id", "target_id"])
+    candidates = summary_candidates(apply_redirects(wh.entity_mentions(), wh.redirects(), ["entity_id"]),
+                                    extractor.summary_min_fragments) if extractor.uses_llm else None
+    rows = pl.DataFrame()
+    if candidates is not None and candidates.height:
+        engine = extractor.build_extractor(run_id=context.run_id)
+        heads = candidates.join(wh.current_entities(["entity_id", "name", "entity_type"]), on="entity_id")
+        summaries = engine.summarize({
+            entity_id: build_summary_messages(name, entity_type, fragments)
+            for entity_id, fragments, name, entity_type in heads.select("entity_id", "fragments", "name", "entity_type").iter_rows()
+        })
+        export_calls(wh, engine.settings.cache_path)
+        context.log.info(f"LLM summaries for {len(summaries):,} of {heads.height:,} entities with many description fragments")
+        counts = dict(heads.select("entity_id", pl.col("fragments").list.len()).iter_rows())
+        rows = pl.DataFrame({"entity_id": list(summaries), "summary": list(summaries.values()),
+                             "fragment_count": [counts[k] for k in summaries], "model": extractor.model,
+                             "summarized_at": now_utc()})
+    wh.replace_tables({"entity_summaries": rows})
+    return dg.MaterializeResult(metadata={
+        "dagster/row_count": rows.height,
+        "candidates": 0 if candidates is None else candidates.height,
+        "why_none": "no LLM configured" if candidates is None else "",
+    })
+
+
+@dg.multi_asset(
+    name="knowledge_graph",
+    specs=[
+        _spec("graph_nodes", "graph_nodes", ["linked_entities", "entity_summaries", "graph_edges"],
+              "A node per canonical entity, with its degree and (where one exists) its LLM summary (versioned)."),
+        _spec("graph_edges", "graph_edges", ["linked_entities", "entity_aliases", "local_relations"],
+              "An edge per (source, target, relation type) with weight, keywords and provenance chunks (versioned)."),
+    ],
+    pool="duckdb",
+)
+def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
+    wh = warehouse.get()
+    entities = with_summaries(wh.current_entities(), wh.entity_summaries())
+    relations = apply_redirects(wh.local_relations(), wh.redirects(), ["source_id", "target_id"])
     edges = build_edges(relations, entities["entity_id"])
     nodes = build_nodes(entities, edges)
     stats = wh.replace_current(
         {"graph_nodes": (["node_id"], nodes), "graph_edges": (["source_id", "target_id", "relation_type"], edges)}
     )
     context.log.info(f"graph: {stats['graph_nodes']['current']:,} nodes, {stats['graph_edges']['current']:,} edges")
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": stats["graph_edges"]["current"],
-            "nodes": stats["graph_nodes"]["current"],
-            "edges": stats["graph_edges"]["current"],
-            "nodes_closed": stats["graph_nodes"]["closed"],
-            "edges_closed": stats["graph_edges"]["closed"],
-            "relations": relations.height,
-        }
-    )
+    yield dg.MaterializeResult(asset_key="graph_edges", metadata={
+        "dagster/row_count": stats["graph_edges"]["current"], "closed": stats["graph_edges"]["closed"],
+        "relations": relations.height, "preview": graph_preview(nodes, edges, wh)})
+    yield dg.MaterializeResult(asset_key="graph_nodes", metadata={
+        "dagster/row_count": stats["graph_nodes"]["current"], "closed": stats["graph_nodes"]["closed"],
+        "preview": dg.MetadataValue.md(top_entities(nodes))})
 
 
 def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:
@@ -142,13 +142,20 @@ def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:
     return observation_message_times(chat, chunks, messages)
 
 
-@consolidation_asset(
-    deps=[linked_entities, "entity_mentions", "messages"],
-    tables=("entity_attributes", "attribute_supersessions"),
-    description="Time-versioned entity attributes (valid_from / valid_until in document time) from every "
-    "attribute observation, with each supersession recorded; views entity_attributes_current / _history / _as_of.",
+@dg.multi_asset(
+    name="entity_attributes",
+    specs=[
+        _spec("entity_attributes", "entity_attributes",
+              ["linked_entities", "entity_aliases", "entity_mentions", "attribute_observations", "documents", "messages"],
+              "Time-versioned entity attributes (valid_from / valid_until in document time, or the time of the chat "
+              "message they were read from) from every attribute observation; views entity_attributes_current / "
+              "_history / _as_of."),
+        _spec("attribute_supersessions", "attribute_supersessions", ["entity_attributes"],
+              "Each change of an attribute value: the SUPERSEDES row with the old and new value."),
+    ],
+    pool="duckdb",
 )
-def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
     redirects = wh.redirects()
     mentions = apply_redirects(wh.entity_mentions(["entity_id", "name"]), redirects, ["entity_id"])
@@ -156,17 +163,14 @@ def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     raw = wh.attribute_observations()
     observations = resolve_entity_values(raw, mentions, entities).join(message_times(raw, wh), on="observation_id",
                                                                         how="left")
-    documents = wh.document_times()
-    attributes, supersessions = build_entity_attributes(observations, documents, redirects)
+    attributes, supersessions = build_entity_attributes(observations, wh.document_times(), redirects)
     wh.replace_tables({"entity_attributes": attributes, "attribute_supersessions": supersessions})
     current = attributes.filter(pl.col("valid_until").is_null())
     context.log.info(f"{current.height:,} current attributes, {supersessions.height:,} supersessions")
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": attributes.height,
-            "observations": observations.height,
-            "current_attributes": current.height,
-            "history_rows": attributes.height - current.height,
-            "supersessions": supersessions.height,
-        }
-    )
+    yield dg.MaterializeResult(asset_key="entity_attributes", metadata={
+        "dagster/row_count": attributes.height,
+        "observations": observations.height,
+        "current_attributes": current.height,
+        "history_rows": attributes.height - current.height,
+    })
+    yield dg.MaterializeResult(asset_key="attribute_supersessions", metadata={"dagster/row_count": supersessions.height})

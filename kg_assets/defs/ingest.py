@@ -1,8 +1,5 @@
-"""documents and chunks (partitioned by document), and the inbox sensor that drives them."""
+"""documents and chunks, partitioned by arrival day; per-document status stays in the rows."""
 
-
-import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
@@ -11,141 +8,102 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.core.chunking import CHUNKER_VERSION, chunk_documents
 from kg_assets.core.documents import read_document
-from kg_assets.core.files.inbox import scan_inbox
+from kg_assets.core.files.inbox import scan_present_inbox
+from kg_assets.core.planning import documents_to_read
 from kg_assets.defs.partitions import (
-    CONSOLIDATION_ASSETS,
-    PARTITIONED_ASSETS,
-    documents_partitions,
-    partition_ranges,
-    range_tags,
+    RunScope,
+    add_partition_metadata,
+    arrival_days,
+    documents_in_scope,
+    per_day_counts,
     single_run,
 )
+from kg_assets.defs.previews import sample_rows
 from kg_assets.defs.resources import IngestResource, WarehouseResource
 from kg_assets.defs.tables import markdown_table, table_metadata
 from kg_assets.storage.facts import FactStore
 
-eager = dg.AutomationCondition.eager()
-
 
 @dg.asset(
-    partitions_def=documents_partitions,
+    partitions_def=arrival_days,
     backfill_policy=single_run,
     pool="duckdb",
     group_name="ingest",
     kinds={"duckdb", "polars"},
     metadata=table_metadata("documents"),
-    description="One row per inbox file: extracted text, title, headings, date, content hash, or an error status.",
+    description="One row per inbox file: extracted text, title, headings, date, content hash, arrival day, or an "
+    "error status. Files gone from the inbox are retired here (their rows leave every per-document table).",
 )
-def documents(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource) -> dg.MaterializeResult:
+def documents(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource, scope: RunScope
+) -> dg.MaterializeResult:
     inbox = Path(settings.inbox_dir)
-    keys = context.partition_keys
-    forgotten = FactStore(warehouse.get()).forgotten_user_ids()  # chat messages of these users are left out
+    listing = scan_present_inbox(inbox)  # a missing inbox fails the step before anything is retired
+    wh = warehouse.get()
+    days = context.partition_keys
+    work = documents_to_read(wh.document_states() if wh.exists() else None, listing, days, scope.documents, scope.take_new)
+    for key in work.ignored:
+        context.log.warning(f"document {key} arrived on a day outside this run ({days[0]} .. {days[-1]}); not processed")
+    forgotten = FactStore(wh).forgotten_user_ids()  # chat messages of these users are left out
     rows = []
-    for i, key in enumerate(keys, start=1):
-        rows.append(read_document(inbox, key, settings.max_document_bytes, forgotten))
+    for i, (key, day) in enumerate(work.read.items(), start=1):
+        rows.append({**read_document(inbox, key, settings.max_document_bytes, forgotten), "arrival_day": day,
+                     "file_signature": listing.get(key)})
         if i % 1000 == 0:
-            context.log.info(f"read {i:,}/{len(keys):,} documents")
-    frame = schemas.conform(pl.DataFrame(rows, infer_schema_length=None), schemas.DOCUMENTS)
-    changed = warehouse.get().upsert_documents(frame)
+            context.log.info(f"read {i:,}/{len(work.read):,} documents")
+    frame = schemas.conform(pl.DataFrame(rows, infer_schema_length=None), schemas.DOCUMENTS) if rows else schemas.empty(schemas.DOCUMENTS)
+    changed = wh.upsert_documents(frame)
+    retired = wh.retire_documents(work.retire)
+    if retired:
+        context.log.info(f"retired {len(retired):,} documents whose files are gone: {retired[:10]}")
     errors = frame.filter(pl.col("status") == "error")
-    for document_id, error in errors.select("document_id", "error").iter_rows():
+    for document_id, error in errors.select("document_id", "error").head(50).iter_rows():
         context.log.warning(f"document {document_id}: {error}")
+    day_of = pl.DataFrame({"document_id": list(work.read), "arrival_day": list(work.read.values())},
+                          schema={"document_id": pl.String, "arrival_day": pl.String})
+    retired_days = wh.document_days(retired) if retired else day_of.clear()
+    per_day = per_day_counts(days, frame.with_columns(changed=pl.col("document_id").is_in(changed["document_id"].implode())),
+                             documents_read=pl.len(), changed=pl.col("changed").sum(), failed=(pl.col("status") == "error").sum(),
+                             bytes=pl.col("byte_size").fill_null(0).sum())
+    for day, count in per_day_counts(days, retired_days, retired=pl.len()).items():
+        per_day[day].update(count)
+    add_partition_metadata(context, per_day)
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": frame.height,
-            "documents": frame.height,
-            "changed": changed.height,
-            "failed": errors.height,
-            "bytes": int(frame["byte_size"].fill_null(0).sum()),
-            "errors": markdown_table(errors.select("document_id", "error").head(50)),
+            "dagster/row_count": wh.row_count("documents"),
+            "failed_documents": (failures := wh.failed_documents()).height,
+            "failures": markdown_table(failures.head(50)),  # every current failure, not only this run's
+            "sample": sample_rows(wh, "documents", ["document_id", "source_type", "title", "arrival_day", "status"]),
         }
     )
 
 
 @dg.asset(
-    partitions_def=documents_partitions,
+    partitions_def=arrival_days,
     backfill_policy=single_run,
     pool="duckdb",
     deps=[documents],
     group_name="ingest",
     kinds={"duckdb", "polars"},
     code_version=CHUNKER_VERSION,
-    automation_condition=eager,
     metadata=table_metadata("chunks"),
     description="Token-aware chunks (offline o200k tokenizer) with stable ids, character offsets and section paths.",
 )
-def chunks(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource) -> dg.MaterializeResult:
+def chunks(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource, scope: RunScope
+) -> dg.MaterializeResult:
     wh = warehouse.get()
-    keys = context.partition_keys
-    docs = wh.read_partitions("documents", keys)
+    days = context.partition_keys
+    in_scope = documents_in_scope(wh, days, scope)
+    ids = in_scope["document_id"].to_list()
+    docs = wh.read_partitions("documents", ids)
     frame = chunk_documents(docs, settings.chunking())
-    wh.replace_partitions({"chunks": frame}, keys)
+    wh.replace_partitions({"chunks": frame}, ids)
     context.log.info(f"{frame.height:,} chunks from {docs.height:,} documents")
+    add_partition_metadata(context, per_day_counts(
+        days, frame.join(in_scope, on="document_id"),
+        chunks=pl.len(), documents=pl.col("document_id").n_unique(), tokens=pl.col("token_count").sum()))
     return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": frame.height,
-            "chunks": frame.height,
-            "tokens": int(frame["token_count"].sum() or 0),
-            "mean_tokens": float(frame["token_count"].mean() or 0.0),
-            "chunker_version": CHUNKER_VERSION,
-        }
-    )
-
-
-@dataclass(frozen=True)
-class InboxChanges:
-    added: list[str]
-    changed: list[str]
-    deleted: list[str]
-
-
-def inbox_changes(seen: dict[str, str], now: dict[str, str], known: list[str]) -> InboxChanges:
-    """Compare the inbox now with the last signatures seen and the instance's partitions."""
-    known_set, now_keys = set(known), set(now)
-    return InboxChanges(
-        added=sorted(now_keys - known_set),
-        changed=sorted(k for k in now_keys & known_set if seen.get(k) != now[k]),
-        deleted=sorted(known_set - now_keys),
-    )
-
-
-@dg.sensor(
-    name="inbox_sensor",
-    minimum_interval_seconds=30,
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    asset_selection=dg.AssetSelection.assets(*PARTITIONED_ASSETS),
-    description="Finds new, changed and deleted inbox files; adds/removes partitions; one run per changed range.",
-)
-def inbox_sensor(context: dg.SensorEvaluationContext, settings: IngestResource) -> dg.SensorResult:
-    seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    now = scan_inbox(Path(settings.inbox_dir))
-    known = list(context.instance.get_dynamic_partitions(documents_partitions.name))
-    changes = inbox_changes(seen, now, known)
-    added, changed, deleted = changes.added, changes.changed, changes.deleted
-    ordered = [k for k in known if k not in deleted] + added
-    requests = [
-        dg.RunRequest(
-            run_key=f"{first}..{last}@{now[first]}:{now[last]}",
-            asset_selection=[dg.AssetKey(a) for a in PARTITIONED_ASSETS],
-            tags=range_tags(first, last),
-        )
-        for first, last in partition_ranges(added + changed, ordered)
-    ]
-    if deleted:
-        # Consolidation retracts the deleted documents' rows from every table.
-        requests.append(
-            dg.RunRequest(
-                run_key=f"retire:{len(known)}:{','.join(deleted)[:200]}",
-                asset_selection=[dg.AssetKey(a) for a in CONSOLIDATION_ASSETS],
-            )
-        )
-    if added or changed or deleted:
-        context.log.info(f"inbox: {len(added)} new, {len(changed)} changed, {len(deleted)} deleted")
-    return dg.SensorResult(
-        run_requests=requests,
-        dynamic_partitions_requests=[
-            *([documents_partitions.build_add_request(added)] if added else []),
-            *([documents_partitions.build_delete_request(deleted)] if deleted else []),
-        ],
-        cursor=json.dumps(now, separators=(",", ":")),
+        metadata={"dagster/row_count": wh.row_count("chunks"), "chunker_version": CHUNKER_VERSION,
+                  "sample": sample_rows(wh, "chunks", ["document_id", "chunk_index", "section_path", "token_count", "text"])}
     )

@@ -1,46 +1,90 @@
-"""The `documents` dynamic partitions and batching of partition keys into few runs."""
+"""Arrival-day partitions, the run scope, and the one function that says which documents a run covers.
+
+Per-document assets are partitioned by the UTC day a document first arrived (`YYYY-MM-DD`), recorded in
+`kg.documents.arrival_day`. The keys are dynamic: a day becomes a partition only when it brings documents,
+so the UI lists as many partitions as there were days with arrivals, and never one per document. A run
+over some days processes, by default, every document of those days; its `scope` run config narrows that
+to a list (what the planner does for a few changed files, and what a user does to reprocess one file).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import dagster as dg
+import polars as pl
+from pydantic import Field
 
-documents_partitions = dg.DynamicPartitionsDefinition(name="documents")
+from kg_assets.storage.warehouse import Warehouse
 
-# What a run over some documents materializes, and what consolidates all of them afterwards.
-PARTITIONED_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "messages", "message_facts")
-CONSOLIDATION_ASSETS = ("linked_entities", "knowledge_graph", "entity_attributes", "user_facts", "chat_users")
+arrival_days = dg.DynamicPartitionsDefinition(name="arrival_days")
+
+# What a run over some days materializes per partition, and what consolidates all of them afterwards.
+PARTITIONED_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "attribute_observations",
+                      "chunk_extractions", "llm_calls", "messages", "message_facts")
+CONSOLIDATION_ASSETS = ("linked_entities", "entity_aliases", "entity_summaries", "graph_nodes", "graph_edges",
+                        "entity_attributes", "attribute_supersessions", "user_facts", "chat_users")
 
 # Public Dagster run tags: a run over a partition key range materializes every key in it at once.
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 
-# Assets of one document partition batch, in one run each time: never one run per document.
+# Assets of several days batch into one run each time.
 single_run = dg.BackfillPolicy.single_run()
 
 
-def partition_ranges(keys: Sequence[str], ordered_keys: Sequence[str], max_ranges: int = 8) -> list[tuple[str, str]]:
-    """Contiguous (first, last) ranges of `keys` in partition order, at most `max_ranges` of them.
+class RunScope(dg.ConfigurableResource):
+    """Which documents of the run's arrival days this run processes (launchpad: resources.scope.config)."""
 
-    New documents are appended to the partitions, so they form one range; scattered edits may form
-    several. Past `max_ranges`, the closest ranges are joined: the extra documents in a joined gap are
-    unchanged and cost little (extraction reuses every chunk it already did).
+    documents: list[str] | None = Field(
+        None, description="only these document ids (inbox-relative paths); unset: every document of the run's days. "
+        "A listed file the warehouse has not seen yet arrives on the run's last day.")
+    take_new: bool = Field(
+        False, description="also take every inbox file the warehouse has not seen yet, as arrivals of the run's "
+        "last day (the planner sets it instead of listing thousands of new files)")
+
+    redo_extraction: bool = Field(
+        False, description="re-extract these documents' chunks even where the same extractor version already "
+        "did (a reprocess; the LLM cache still answers requests it has seen)")
+
+    def run_config(self) -> dict:
+        return {"resources": {"scope": {"config": self.model_dump(exclude_defaults=True)}}}
+
+
+def documents_in_scope(warehouse: Warehouse, days: Sequence[str], scope: RunScope) -> pl.DataFrame:
+    """document_id and arrival_day of the current documents a run over `days` processes.
+
+    Every per-document asset after `documents` calls this, so all of them cover the same documents:
+    those the documents step recorded on these days, narrowed to `scope.documents` when it is set.
     """
+    frame = warehouse.document_states(days).select("document_id", "arrival_day") if warehouse.exists() else (
+        pl.DataFrame(schema={"document_id": pl.String, "arrival_day": pl.String}))
+    if scope.documents is not None:
+        frame = frame.filter(pl.col("document_id").is_in(scope.documents))
+    return frame
+
+
+def per_day_counts(days: Sequence[str], frame: pl.DataFrame, **aggregations: pl.Expr) -> dict[str, dict[str, int]]:
+    """{day: {name: value}} of `aggregations` over rows carrying an `arrival_day`, zero for days without rows."""
+    grouped = frame.group_by("arrival_day").agg(**aggregations) if frame.height else None
+    found = {row.pop("arrival_day"): row for row in grouped.iter_rows(named=True)} if grouped is not None else {}
+    return {day: {name: int(found.get(day, {}).get(name) or 0) for name in aggregations} for day in days}
+
+
+def add_partition_metadata(context: dg.AssetExecutionContext, per_day: dict[str, dict], asset_key: str | None = None) -> None:
+    """Each day's own numbers on its own materialization (not the run's totals on every day of a range)."""
+    for day, metadata in per_day.items():
+        context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=day)
+
+
+def partition_range(days: Sequence[str], ordered_keys: Sequence[str]) -> tuple[str, str]:
+    """The one (first, last) range of partition keys that covers `days`, in the instance's key order."""
     position = {key: i for i, key in enumerate(ordered_keys)}
-    indexes = sorted({position[k] for k in keys if k in position})
-    if not indexes:
-        return []
-    spans = [[indexes[0], indexes[0]]]
-    for index in indexes[1:]:
-        if index == spans[-1][1] + 1:
-            spans[-1][1] = index
-        else:
-            spans.append([index, index])
-    while len(spans) > max_ranges:
-        gap = min(range(len(spans) - 1), key=lambda i: spans[i + 1][0] - spans[i][1])
-        spans[gap : gap + 2] = [[spans[gap][0], spans[gap + 1][1]]]
-    return [(ordered_keys[a], ordered_keys[b]) for a, b in spans]
+    missing = [d for d in days if d not in position]
+    if missing:
+        raise ValueError(f"arrival days {missing} are not partitions of the instance yet")
+    indexes = sorted(position[d] for d in days)
+    return ordered_keys[indexes[0]], ordered_keys[indexes[-1]]
 
 
 def range_tags(first: str, last: str) -> dict[str, str]:

@@ -8,6 +8,7 @@ documents from anywhere but the inbox the code location was started with.
 
 import dagster as dg
 
+from kg_assets.defs.partitions import RunScope
 from kg_assets.settings import (
     API_KEY_ENV,
     BASE_URL_ENV,
@@ -61,5 +62,7 @@ def build_resources(settings: Settings) -> dict[str, object]:
                                        api_key=dg.EnvVar(API_KEY_ENV) if settings.extractor.api_key else None),
         "check_thresholds": CheckThresholds(**settings.checks.model_dump()),
         "facts": FactResource(**settings.facts.model_dump()),
+        # Which documents of the run's arrival days a run processes: the one run-config knob of a run.
+        "scope": RunScope(),
     }
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+import re
+
 import dagster as dg
 import polars as pl
 
@@ -9,15 +13,35 @@ from kg_assets.core import schemas
 from kg_assets.storage.warehouse import SCHEMA
 
 
-def table_metadata(*tables: str) -> dict[str, object]:
-    first = tables[0]
+def table_metadata(table: str) -> dict[str, object]:
+    """The table an asset is, and its columns with the contract's types and comments (the UI's schema tab)."""
+    described = column_descriptions(table)
     return {
-        "dagster/table_name": f"{SCHEMA}.{first}",
+        "dagster/table_name": f"{SCHEMA}.{table}",
         "dagster/column_schema": dg.TableSchema(
-            columns=[dg.TableColumn(name, str(dtype)) for name, dtype in schemas.TABLES[first].items()]
+            columns=[dg.TableColumn(name, str(dtype), description=described.get(name))
+                     for name, dtype in schemas.TABLES[table].items()]
         ),
-        **({"tables": ", ".join(f"{SCHEMA}.{t}" for t in tables)} if len(tables) > 1 else {}),
     }
+
+
+_COLUMN_LINE = re.compile(r'^\s*"(\w+)":\s*[^#]+#\s*(.+?)\s*$')
+
+
+@functools.cache
+def column_descriptions(table: str) -> dict[str, str]:
+    """column -> the comment beside it in its contract in `core/schemas.py`, the one place columns are described."""
+    contract = schemas.TABLES[table]
+    variable = next(name for name, value in vars(schemas).items() if value is contract and name.isupper())
+    lines = inspect.getsource(schemas).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{variable} = {{"))
+    described = {}
+    for line in lines[start + 1:]:
+        if line.startswith("}"):
+            break
+        if match := _COLUMN_LINE.match(line):
+            described[match.group(1)] = match.group(2)
+    return described
 
 
 def markdown_table(frame: pl.DataFrame) -> dg.MetadataValue:
@@ -27,3 +51,8 @@ def markdown_table(frame: pl.DataFrame) -> dg.MetadataValue:
     lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
     lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in frame.iter_rows()]
     return dg.MetadataValue.md("\n".join(lines))
+
+
+def rounded(value: float | None, digits: int) -> float:
+    """Latencies and costs for the UI: a few digits, not float noise (0.0 when unknown)."""
+    return round(float(value or 0.0), digits)

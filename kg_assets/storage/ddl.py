@@ -77,5 +77,14 @@ def create_schema(con: duckdb.DuckDBPyConnection) -> None:
         for name, dtype in schema.items():
             if had_table and f"{table}.{name}" not in existing:
                 con.execute(f'ALTER TABLE {SCHEMA}.{table} ADD COLUMN "{name}" {DUCK_TYPES[dtype]}')
+    if "documents.document_id" in existing and "documents.arrival_day" not in existing:
+        con.execute(BACKFILL_ARRIVAL_DAYS)
     for statement in VIEWS:
         con.execute(statement)
+
+
+# A warehouse made before arrival-day partitions: each document arrived the day its first row was ingested.
+BACKFILL_ARRIVAL_DAYS = f"""UPDATE {SCHEMA}.documents d SET arrival_day = f.day
+FROM (SELECT document_id, strftime(min(ingested_at) AT TIME ZONE 'UTC', '%Y-%m-%d') AS day
+      FROM {SCHEMA}.documents GROUP BY document_id) f
+WHERE d.document_id = f.document_id"""

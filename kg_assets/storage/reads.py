@@ -79,6 +79,25 @@ class WarehouseReads:
     def current_entities(self, columns: Sequence[str] = ()) -> pl.DataFrame:
         return self._rows("entities", columns, current_only=True)
 
+    def entity_summaries(self) -> pl.DataFrame:
+        return self._rows("entity_summaries")
+
+    def chunk_texts(self, chunk_ids: Sequence[str]) -> pl.DataFrame:
+        """chunk_id, document_id and text of the given chunks (evidence shown beside graph facts)."""
+        return self._read(f"""SELECT chunk_id, document_id, text FROM {SCHEMA}.chunks
+                              WHERE chunk_id IN (SELECT unnest($ids)) ORDER BY chunk_id""", {"ids": list(chunk_ids)})
+
+    def sample_rows(self, table: str, columns: Sequence[str], limit: int = 5) -> pl.DataFrame:
+        """A few current rows of a contract table, for the UI (the last written first when it has a time)."""
+        schema = schemas.TABLES[table]
+        unknown = set(columns) - set(schema)
+        if unknown:
+            raise ValueError(f"{table} has no columns {sorted(unknown)}")
+        order = "valid_from DESC, 1" if "valid_from" in schema else "1"
+        select = ", ".join(f'"{c}"' for c in columns)
+        return self._read(f"SELECT {select} FROM {SCHEMA}.{table} WHERE {_current(table)} ORDER BY {order} LIMIT $n",
+                          {"n": limit})
+
     def redirects(self) -> pl.DataFrame:
         """Every row of kg.entity_aliases (from_id -> to_id with method, score and evidence)."""
         return self._rows("entity_aliases")
@@ -91,9 +110,35 @@ class WarehouseReads:
         """document_id, document_date and ingested_at of every current document (attribute time)."""
         return self._rows("documents", ("document_id", "document_date", "ingested_at"), current_only=True)
 
-    def current_content_hashes(self) -> dict[str, str]:
-        """document_id -> content hash of every current document."""
-        return dict(self._rows("documents", ("document_id", "content_hash"), current_only=True).iter_rows())
+    def document_states(self, days: Sequence[str] | None = None) -> pl.DataFrame:
+        """What the run planner compares with the inbox: document_id, arrival_day, content_hash, file_signature
+        and status of every current document (of the given arrival days only, if given)."""
+        where = "" if days is None else "AND arrival_day IN (SELECT unnest($days))"
+        rows = self._read(
+            f"""SELECT document_id, arrival_day, content_hash, file_signature, status FROM {SCHEMA}.documents
+                WHERE valid_until IS NULL {where} ORDER BY document_id""",
+            None if days is None else {"days": list(days)},
+        )
+        return schemas.conform(rows, {c: schemas.DOCUMENTS[c] for c in
+                                      ("document_id", "arrival_day", "content_hash", "file_signature", "status")})
+
+    def document_days(self, document_ids: Sequence[str]) -> pl.DataFrame:
+        """document_id and arrival_day of the given documents, current or retired (their latest row)."""
+        return self._read(
+            f"""SELECT document_id, arg_max(arrival_day, valid_from) AS arrival_day FROM {SCHEMA}.documents
+                WHERE document_id IN (SELECT unnest($ids)) GROUP BY document_id ORDER BY 1""",
+            {"ids": list(document_ids)},
+        )
+
+    def row_count(self, table: str) -> int:
+        """Rows of a table (current rows of a versioned one): an asset's `dagster/row_count`."""
+        with self.connect(read_only=True) as con:
+            return int(fetch_scalar(con, f"SELECT count(*) FROM {SCHEMA}.{table} WHERE {_current(table)}"))
+
+    def arrival_days(self) -> list[str]:
+        """Every arrival day of a current document, oldest first (the partition keys that hold data)."""
+        return self._read(f"""SELECT DISTINCT arrival_day FROM {SCHEMA}.documents
+                              WHERE valid_until IS NULL AND arrival_day IS NOT NULL ORDER BY 1""")["arrival_day"].to_list()
 
     def failed_documents(self) -> pl.DataFrame:
         """document_id and error of current documents that could not be read."""

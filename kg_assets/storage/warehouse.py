@@ -187,28 +187,45 @@ class Warehouse(WarehouseReads):
                         WHERE valid_until IS NULL AND document_id IN (SELECT unnest($ids))""",
                     {"ts": ts, "ids": changed["document_id"].to_list()},
                 )
+                # Same bytes, new mtime (a touch, a copy): remember the signature so the planner stops hashing it.
+                con.execute(
+                    f"""UPDATE {SCHEMA}.documents o SET file_signature = n.file_signature FROM _docs n
+                        WHERE o.document_id = n.document_id AND o.valid_until IS NULL
+                          AND o.file_signature IS DISTINCT FROM n.file_signature"""
+                )
             finally:
                 con.unregister("_docs")
             self._insert(con, "documents", docs.join(changed, on="document_id", how="semi"))
         return docs.join(changed, on="document_id", how="semi")
 
-    def retire_documents(self, current_ids: Sequence[str]) -> list[str]:
-        """Remove every partitioned row of documents that are no longer partitions; close their documents row."""
-        ids = list(current_ids)
+    def record_file_signatures(self, signatures: Sequence[tuple[str, str]]) -> None:
+        """Remember the size:mtime of files whose bytes did not change, so the planner stops hashing them."""
+        if not signatures:
+            return
+        frame = pl.DataFrame(list(signatures), schema={"document_id": pl.String, "file_signature": pl.String}, orient="row")
+        with self.transaction() as con:
+            con.register("_signatures", frame)
+            try:
+                con.execute(f"""UPDATE {SCHEMA}.documents d SET file_signature = s.file_signature FROM _signatures s
+                                WHERE d.document_id = s.document_id AND d.valid_until IS NULL""")
+            finally:
+                con.unregister("_signatures")
+
+    def retire_documents(self, document_ids: Sequence[str]) -> list[str]:
+        """Remove every partitioned row of documents whose file is gone; close their documents row as 'deleted'."""
+        ids = list(document_ids)
+        if not ids:
+            return []
         ts = now_utc()
         with self.transaction() as con:
             retired = fetch_frame(
                 con,
                 f"""SELECT DISTINCT document_id FROM {SCHEMA}.documents
-                    WHERE valid_until IS NULL AND document_id NOT IN (SELECT unnest($ids))""",
+                    WHERE valid_until IS NULL AND document_id IN (SELECT unnest($ids)) ORDER BY 1""",
                 {"ids": ids},
             )["document_id"].to_list()
-            if not retired:
-                return []
             for table in PARTITIONED_TABLES[1:]:
-                con.execute(
-                    f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT unnest($r))", {"r": retired}
-                )
+                con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT unnest($r))", {"r": retired})
             for table in VERSIONED_PARTITION_TABLES:
                 con.execute(f"""UPDATE {SCHEMA}.{table} SET valid_until = $ts
                                 WHERE valid_until IS NULL AND document_id IN (SELECT unnest($r))""",

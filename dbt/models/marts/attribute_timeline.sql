@@ -5,5 +5,5 @@ select a.attribute_id, a.entity_id, e.name as entity_name, e.entity_type, a.attr
        a.valid_until is null as is_current,
        a.supersedes_value, a.superseded_by_value,
        a.confidence, a.observation_count, a.source_document_ids
-from {{ source('kg_assets_tables', 'entity_attributes') }} a
+from {{ source('kg', 'entity_attributes') }} a
 join {{ ref('stg_current_entities') }} e using (entity_id)

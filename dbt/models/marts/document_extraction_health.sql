@@ -13,7 +13,7 @@ extractions as (
            coalesce(sum(x.bad_lines), 0)::bigint as bad_lines,
            string_agg(distinct x.extractor_version, ', ' order by x.extractor_version) as extractor_versions,
            max(x.extracted_at) as last_extracted_at
-    from {{ source('kg_assets_tables', 'chunk_extractions') }} x
+    from {{ source('kg', 'chunk_extractions') }} x
     join {{ source('kg', 'chunks') }} c on c.chunk_id = x.chunk_id
     group by x.document_id
 )

@@ -3,7 +3,7 @@ with attributes as (
     select entity_id,
            map_from_entries(list(struct_pack(k := attr_key, v := value) order by attr_key)) as current_attributes,
            count(*) as attribute_count
-    from {{ source('kg_assets_tables', 'entity_attributes') }}
+    from {{ source('kg', 'entity_attributes') }}
     where valid_until is null
     group by entity_id
 ),

@@ -7,14 +7,14 @@ with facts as (
            count(*) filter (where superseded_by is not null) as superseded_facts,
            count(*) filter (where duplicate_of is not null) as duplicates_set_aside,
            max(learned_at) as last_learned_at
-    from {{ source('kg_assets_tables', 'user_facts') }}
+    from {{ source('kg', 'user_facts') }}
     group by user_id
 ),
 by_type as (
     select user_id, map(list(fact_type order by fact_type), list(n order by fact_type)) as facts_by_type
     from (
         select user_id, fact_type, count(*) as n
-        from {{ source('kg_assets_tables', 'user_facts') }}
+        from {{ source('kg', 'user_facts') }}
         where is_active
         group by user_id, fact_type
     )
@@ -22,9 +22,9 @@ by_type as (
 ),
 users as (
     -- chat speakers, and users known only from manual facts
-    select user_id from {{ source('kg_assets_tables', 'chat_users') }}
+    select user_id from {{ source('kg', 'chat_users') }}
     union
-    select user_id from {{ source('kg_assets_tables', 'user_facts') }}
+    select user_id from {{ source('kg', 'user_facts') }}
 )
 select u.user_id,
        c.name,
@@ -43,6 +43,6 @@ select u.user_id,
        coalesce(t.facts_by_type, map()) as facts_by_type,
        f.last_learned_at
 from users u
-left join {{ source('kg_assets_tables', 'chat_users') }} c using (user_id)
+left join {{ source('kg', 'chat_users') }} c using (user_id)
 left join facts f using (user_id)
 left join by_type t using (user_id)

@@ -27,6 +27,21 @@ def is_supported(name: str) -> bool:
     return source_type_of(name) is not None and not name.startswith(".")
 
 
+class InboxMissing(FileNotFoundError):
+    """The inbox folder itself is gone (an unmounted share?): nothing may be retracted on its account."""
+
+
+def scan_present_inbox(inbox: Path) -> dict[str, str]:
+    """`scan_inbox` of a folder that must exist. An empty folder retracts every document; a missing one is
+    refused, so an unmounted share or a typo in KG_INBOX never empties the graph."""
+    if not inbox.is_dir():
+        raise InboxMissing(
+            f"inbox {inbox} is not a folder (unmounted? a typo in KG_INBOX?): refusing to treat its documents as "
+            "deleted; to retract everything, leave the folder in place and empty"
+        )
+    return scan_inbox(inbox)
+
+
 def scan_inbox(inbox: Path) -> dict[str, str]:
     """Every document entry under the inbox: partition key -> signature of what reading it would see.
 

@@ -1,0 +1,103 @@
+"""What the UI shows: per-partition numbers, table row counts, both graph tables, previews, staleness."""
+
+import dagster as dg
+import pytest
+from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+from dagster._time import get_current_datetime
+from pydantic_settings import SettingsError
+
+from kg_assets.definitions import build_definitions
+from kg_assets.defs.planner import today_utc
+from kg_assets.settings import ExtractorSettings, Settings
+from kg_assets_tests.conftest import project_settings
+
+EARLIER = "2026-01-15"
+STUB = "kg_assets.extractors.stub:InstantStubExtractor"
+
+
+def _events(result):
+    return {(m.asset_key.to_user_string(), m.partition): m.materialization.metadata
+            for m in result.get_asset_materialization_events()}
+
+
+def test_each_day_carries_its_own_numbers_and_row_counts_are_the_tables(built):
+    project, today = built, today_utc()
+    with project.warehouse.transaction() as con:  # these documents arrived on an earlier day
+        con.execute("UPDATE kg.documents SET arrival_day = $d WHERE document_id LIKE 'notes/%'", {"d": EARLIER})
+    edited = project.inbox / "notes" / "year_end_retro.md"
+    edited.write_text(edited.read_text() + "\nHortensia Vale joined Lumen Analytics.\n")
+    (project.inbox / "web" / "fresh.md").write_text("# Fresh\n\nIgnatius Plumtree joined the Zebrafish Institute.\n")
+    plan = project.plan()
+    assert plan.days == (EARLIER, today) and plan.documents == ("notes/year_end_retro.md", "web/fresh.md")
+    result = project.run_plan(plan)
+    assert result.success
+    events = _events(result)
+    for day in (EARLIER, today):
+        assert events[("documents", day)]["documents_read"].value == 1
+        assert events[("chunks", day)]["documents"].value == 1
+    retro_chunks = project.sql("SELECT count(*) AS n FROM kg.chunks WHERE document_id = 'notes/year_end_retro.md'")["n"][0]
+    fresh_chunks = project.sql("SELECT count(*) AS n FROM kg.chunks WHERE document_id = 'web/fresh.md'")["n"][0]
+    earlier, fresh = events[("entity_mentions", EARLIER)], events[("entity_mentions", today)]
+    # the edit appended text: the chunks before it are the same chunks, reused, and only the last is new
+    assert earlier["chunks_extracted"].value + earlier["chunks_reused"].value == retro_chunks
+    assert 1 <= earlier["chunks_extracted"].value < retro_chunks
+    assert (fresh["chunks_extracted"].value, fresh["chunks_reused"].value) == (fresh_chunks, 0)
+    fresh_mentions = project.sql("SELECT count(*) AS n FROM kg.entity_mentions WHERE document_id = 'web/fresh.md'")["n"][0]
+    assert events[("entity_mentions", today)]["rows_written"].value == fresh_mentions
+    for asset, table in (("documents", "documents"), ("chunks", "chunks"), ("entity_mentions", "entity_mentions"),
+                         ("graph_nodes", "graph_nodes"), ("graph_edges", "graph_edges"), ("linked_entities", "entities")):
+        for (key, _), metadata in events.items():
+            if key == asset:
+                assert metadata["dagster/row_count"].value == project.warehouse.row_count(table), asset
+    assert project.warehouse.row_count("graph_nodes") != project.warehouse.row_count("graph_edges")
+    preview = events[("graph_edges", None)]["preview"].value
+    assert "Top entities by degree" in preview and "RELATED_TO" in preview and "Sample edges" in preview
+    assert "| document_id | source_type |" in events[("documents", today)]["sample"].value
+
+
+def test_column_descriptions_come_from_the_schema_contracts():
+    defs = build_definitions(Settings())
+    spec = defs.resolve_assets_def("documents").specs_by_key[dg.AssetKey("documents")]
+    columns = {c.name: c for c in spec.metadata["dagster/column_schema"].columns}
+    assert "first saw the file" in columns["arrival_day"].description
+    edges = defs.resolve_assets_def("graph_edges").specs_by_key[dg.AssetKey("graph_edges")]
+    assert {c.name for c in edges.metadata["dagster/column_schema"].columns} >= {"edge_id", "weight", "document_ids"}
+
+
+def test_partitions_extracted_by_another_extractor_show_as_stale(built):
+    project = built
+    assert project.run_all().success
+    day = today_utc()
+    stub = build_definitions(project_settings(project.inbox, project.warehouse.path, engine=STUB))
+    for defs, expected in ((project.defs, StaleStatus.FRESH), (stub, StaleStatus.STALE)):
+        # what the UI asks: Dagster's own stale-status resolver over these definitions
+        graph = defs.resolve_asset_graph()
+        view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+                              instance=project.instance, asset_graph=graph)
+        resolver = CachingStaleStatusResolver(project.instance, graph, loading_context=view)
+        causes = resolver.get_stale_causes(dg.AssetKey("entity_mentions"), day)
+        assert resolver.get_status(dg.AssetKey("entity_mentions"), day) == expected, causes
+
+
+def test_an_in_process_extractor_plugin_runs_through_the_pipeline(project):
+    project.defs = build_definitions(project_settings(project.inbox, project.warehouse.path, engine=STUB))
+    assert project.run_all().success
+    per_chunk = project.sql("SELECT DISTINCT extractor, mention_count, relation_count FROM kg.chunk_extractions")
+    assert per_chunk.rows() == [("instant-stub", 3, 2)]
+    mat = project.instance.get_latest_materialization_event(dg.AssetKey("entity_mentions")).asset_materialization
+    assert "in-process extractor instant-stub" in mat.metadata["engine"].value
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("no_such_module:Thing", "cannot import 'no_such_module'"),
+    ("kg_assets.extractors.stub:Nope", "has no 'Nope'"),
+    ("kg_assets.extractors.stub:TYPES", "is not a class or factory"),
+    ("kg_assets.settings:Settings", "does not implement the extractor interface"),
+    ("heuristics", "module:attr"),
+])
+def test_a_bad_extractor_plugin_is_refused_when_settings_load_naming_the_variable(value, expected):
+    with pytest.raises(SettingsError, match="KG_EXTRACTOR") as caught:
+        Settings.from_env({"KG_EXTRACTOR": value})
+    assert expected in str(caught.value)
+    assert ExtractorSettings(engine=STUB).build_extractor().version == "instant-stub-1"
