@@ -81,7 +81,7 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     per_day = per_day_counts(days, status, chunks_extracted=(~pl.col("reused")).sum(), chunks_reused=pl.col("reused").sum(),
                              chunks_failed=(pl.col("status") != "ok").sum(),
                              chunks_without_entities=(pl.col("mention_count") == 0).sum())
-    spend = _spend_per_day(days, result.calls.join(in_scope, on="document_id"))
+    spend = spend_per_day(days, result.calls.join(in_scope, on="document_id"))
     rows = {t: per_day_counts(days, frames[t].join(in_scope, on="document_id"), rows=pl.len()) for t in PARTITION_TABLES}
     for table in PARTITION_TABLES:
         add_partition_metadata(context, {day: {"rows_written": rows[table][day]["rows"], **per_day[day], **spend[day]}
@@ -95,7 +95,7 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
                                                               "dagster/row_count": wh.row_count(table)})
 
 
-def _spend_per_day(days, calls: pl.DataFrame) -> dict[str, dict[str, object]]:
+def spend_per_day(days, calls: pl.DataFrame) -> dict[str, dict[str, object]]:
     """Each day's LLM spend in this run: requests sent, cache hits, errors, tokens, latency, cost."""
     sent = calls.filter(pl.col("status") != "cache_hit")
     counts = per_day_counts(days, calls, llm_cache_hits=(pl.col("status") == "cache_hit").sum(),

@@ -16,7 +16,7 @@ from kg_assets.core.facts.memory import rebuild_memory
 from kg_assets.core.facts.pipeline import learn_facts
 from kg_assets.core.facts.users import build_chat_users
 from kg_assets.core.files import DocumentError
-from kg_assets.defs.extraction import _call_metadata, export_calls
+from kg_assets.defs.extraction import export_calls, spend_per_day
 from kg_assets.defs.partitions import (
     RunScope,
     add_partition_metadata,
@@ -82,21 +82,27 @@ def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, se
     })
 
 
-@dg.asset(
+@dg.multi_asset(
+    name="message_facts",
+    specs=[
+        dg.AssetSpec("message_facts", deps=[messages], group_name="facts", kinds={"duckdb", "polars"},
+                     metadata=table_metadata("message_facts"),
+                     description="Facts learned from each chat message (seed 001 rules: switch, rate, extractability, "
+                     "at most 3 facts, levels snapped), with the user's known facts in each request. Its LLM calls go "
+                     "to kg.llm_calls like extraction's."),
+        dg.AssetSpec("fact_extractions", deps=[messages], group_name="facts", kinds={"duckdb", "polars"},
+                     metadata=table_metadata("fact_extractions"),
+                     description="One outcome row per chat message: disabled, not_sampled, not_extractable (with the "
+                     "rule), ok or error; what makes a rerun ask again exactly the messages that failed."),
+    ],
     partitions_def=arrival_days,
     backfill_policy=single_run,
     pool="llm",
-    deps=[messages],
-    group_name="facts",
-    kinds={"duckdb", "polars"},
-    metadata=table_metadata("message_facts", "fact_extractions", "llm_calls"),
-    description="Facts learned from each chat message (seed 001 rules: switch, rate, extractability, at most 3 "
-    "facts, levels snapped), with the user's known facts in each request; one outcome row per message.",
 )
 def message_facts(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource, facts: FactResource,
     scope: RunScope,
-) -> dg.MaterializeResult:
+):
     wh = warehouse.get()
     store = FactStore(wh)
     in_scope = documents_in_run(context, wh, scope)
@@ -123,8 +129,13 @@ def message_facts(
     for day, counts in per_day_counts(context.partition_keys, learned.message_facts.join(day_of, on="document_id"),
                                       facts=pl.len()).items():
         per_day[day].update(counts)
-    add_partition_metadata(context, per_day)
-    return dg.MaterializeResult(metadata={
+    if extractor.uses_llm:
+        for day, spend in spend_per_day(context.partition_keys, engine.calls.join(day_of, on="document_id")).items():
+            per_day[day].update(spend)
+    add_partition_metadata(context, per_day, asset_key="message_facts")
+    yield dg.MaterializeResult(asset_key="fact_extractions", metadata={
+        "dagster/row_count": wh.row_count("fact_extractions"), "messages": learned.extractions.height})
+    yield dg.MaterializeResult(asset_key="message_facts", metadata={
         "dagster/row_count": wh.row_count("message_facts"),
         "facts_learned": learned.message_facts.height - reused,
         "facts_reused": reused,
@@ -137,12 +148,11 @@ def message_facts(
         "facts_by_type": dg.MetadataValue.json(_counts(learned.message_facts, "fact_type")),
         "extractor": engine.name,
         "extractor_version": engine.version,
-        **_call_metadata(engine.calls if extractor.uses_llm else schemas.empty(schemas.LLM_CALLS)),
     })
 
 
 @dg.asset(
-    deps=[message_facts, "linked_entities"],
+    deps=["message_facts", "fact_extractions", "linked_entities"],
     pool="duckdb",
     group_name="facts",
     kinds={"duckdb", "polars"},

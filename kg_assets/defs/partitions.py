@@ -21,7 +21,7 @@ arrival_days = dg.DynamicPartitionsDefinition(name="arrival_days")
 
 # What a run over some days materializes per partition, and what consolidates all of them afterwards.
 PARTITIONED_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "attribute_observations",
-                      "chunk_extractions", "llm_calls", "messages", "message_facts")
+                      "chunk_extractions", "llm_calls", "messages", "message_facts", "fact_extractions")
 CONSOLIDATION_ASSETS = ("linked_entities", "entity_aliases", "entity_summaries", "graph_nodes", "graph_edges",
                         "entity_attributes", "attribute_supersessions", "user_facts", "chat_users")
 
