@@ -54,6 +54,18 @@ def test_each_day_carries_its_own_numbers_and_row_counts_are_the_tables(built):
     preview = events[("graph_edges", None)]["preview"].value
     assert "Top entities by degree" in preview and "RELATED_TO" in preview and "Sample edges" in preview
     assert "| document_id | source_type |" in events[("documents", today)]["sample"].value
+    # The most connected core, drawn and embedded: an SVG whose labels are the top entities.
+    import base64
+    import xml.etree.ElementTree as ElementTree
+
+    nodes = events[("graph_nodes", None)]
+    picture = nodes["core_picture"].value
+    assert picture.startswith("![The 25 most connected entities](data:image/svg+xml;base64,")
+    svg = base64.b64decode(picture.split("base64,", 1)[1].rstrip(")"))
+    assert svg == open(nodes["core_picture_path"].value, "rb").read()
+    top = project.sql("SELECT label FROM kg.graph_nodes WHERE valid_until IS NULL ORDER BY degree DESC, label LIMIT 1")
+    texts = "".join(ElementTree.fromstring(svg).itertext())
+    assert top["label"][0][:20] in texts
 
 
 def test_column_descriptions_come_from_the_schema_contracts():

@@ -16,7 +16,7 @@ from kg_assets.core.planning import frame_digest
 from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
 from kg_assets.defs.extraction import export_calls
 from kg_assets.defs.planner import OVERRIDES_DIGEST_KEY
-from kg_assets.defs.previews import graph_preview, top_entities
+from kg_assets.defs.previews import core_picture, graph_preview, top_entities
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
 from kg_assets.defs.tables import table_metadata
 from kg_assets.storage.facts import FactStore
@@ -130,7 +130,7 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         "relations": relations.height, "preview": graph_preview(nodes, edges, wh)})
     yield dg.MaterializeResult(asset_key="graph_nodes", metadata={
         "dagster/row_count": stats["graph_nodes"]["current"], "closed": stats["graph_nodes"]["closed"],
-        "preview": dg.MetadataValue.md(top_entities(nodes))})
+        "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh)})
 
 
 def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
+from pathlib import Path
 
 import dagster as dg
 import polars as pl
@@ -45,6 +47,17 @@ def graph_preview(nodes: pl.DataFrame, edges: pl.DataFrame, warehouse: Warehouse
              "### Sample edges and their evidence",
              _md(sample.select("source", "relation_type", "target", "weight", "document_id", "evidence"))]
     return dg.MetadataValue.md("\n\n".join(lines))
+
+
+def core_picture(warehouse: Warehouse, top: int = 25) -> dict[str, dg.MetadataValue]:
+    """The graph's most connected core drawn beside the warehouse (pictures/graph_core.svg) and embedded in
+    the materialization, so the UI shows the graph itself (the picture `kg picture` draws)."""
+    from kg_assets.query.picture import render_core
+
+    path = render_core(warehouse.path, Path(warehouse.path).parent / "pictures" / "graph_core.svg", top=top)
+    encoded = base64.b64encode(path.read_bytes()).decode()
+    return {"core_picture": dg.MetadataValue.md(f"![The {top} most connected entities](data:image/svg+xml;base64,{encoded})"),
+            "core_picture_path": dg.MetadataValue.path(str(path))}
 
 
 def sample_rows(warehouse: Warehouse, table: str, columns: Sequence[str], limit: int = 5) -> dg.MetadataValue:
