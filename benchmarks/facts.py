@@ -31,7 +31,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
-sys.path.insert(0, str(ROOT))
 
 CITIES = ["Lisbon", "Boston", "Porto", "Zurich", "Munich", "Denver", "Austin", "Osaka", "Lyon", "Leeds", "Quito",
           "Perth", "Oslo", "Cork", "Graz", "Split"]

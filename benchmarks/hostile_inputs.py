@@ -25,7 +25,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from kg_assets.core.documents import extract_text, read_document  # noqa: E402
 from kg_assets.core.files.html_text import MAX_DEPTH  # noqa: E402

@@ -33,7 +33,6 @@ import duckdb
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
-sys.path.insert(0, str(ROOT))
 
 from kg_assets.query import KnowledgeGraph, refresh_entity_lookup  # noqa: E402
 from kg_assets.query.export import FORMATS  # noqa: E402

@@ -206,7 +206,7 @@ def test_cancelling_a_run_stops_llm_calls_writes_nothing_and_the_rerun_pays_only
     import time
     from pathlib import Path
 
-    from kg_assets.extractors.llm.cache import LLMCache
+    from kg_assets.storage.llm_cache import LLMCache
 
     project = llm_project
     normal = extraction_responder()

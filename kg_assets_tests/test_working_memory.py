@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 from kg_assets.core.extraction.working_memory import WorkingMemory, block_tokens, render
-from kg_assets.extractors.llm.cache import LLMCache
+from kg_assets.storage.llm_cache import LLMCache
 from kg_assets.extractors.llm.engine import LLMExtractor
 from kg_assets.settings import LLMSettings
 from kg_assets.testing.openai_server import FakeOpenAIServer

@@ -41,7 +41,7 @@ def estimate_command(args: argparse.Namespace) -> int:
 
     from kg_assets.core.chunking import chunk_documents
     from kg_assets.core.extraction.prompts import count_message_tokens
-    from kg_assets.extractors.llm.cache import LLMCache
+    from kg_assets.storage.llm_cache import LLMCache
 
     extractor = settings.extractor.model_copy(update={"engine": "llm", **({"model": args.model} if args.model else {})})
     engine = extractor.build_extractor()

@@ -193,7 +193,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    from kg_assets.extractors.llm.cache import LLMCache
+    from kg_assets.storage.llm_cache import LLMCache
 
     settings, store = _store(args)
     report = store.forget_user(args.user)

@@ -15,7 +15,7 @@ from kg_assets.defs.previews import sample_rows
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
 from kg_assets.defs.tables import rounded, table_metadata
 from kg_assets.extractors.base import ExtractionResult
-from kg_assets.extractors.llm.cache import LLMCache
+from kg_assets.storage.llm_cache import LLMCache
 
 PARTITION_TABLES = ("entity_mentions", "local_relations", "attribute_observations", "chunk_extractions")
 

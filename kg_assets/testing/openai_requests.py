@@ -3,11 +3,11 @@ the record of each request it served, and the rules that match requests to scrip
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Union
+
+from kg_assets.core.tokens import encoding
 
 if TYPE_CHECKING:
     from kg_assets.testing.openai_replies import Reply
@@ -49,27 +49,14 @@ def user_turns(request: dict) -> int:
     return sum(1 for m in request.get("messages") or [] if m.get("role") == "user")
 
 
-@lru_cache(maxsize=1)
 def load_tokenizer():
-    try:
-        import bpe_openai
-
-        return bpe_openai.get_encoding("o200k_base")
-    except Exception:  # pragma: no cover - the tokenizer is installed in the project venv
-        return None
+    """The project's one tokenizer (core/tokens.py), so the server's usage counts match the engine's."""
+    return encoding()
 
 
 def count_tokens(text: str | None) -> int:
-    """o200k_base token count (special-token text counted as ordinary text); ceil(len/4) without tokenizer."""
-    if not text:
-        return 0
-    enc = load_tokenizer()
-    if enc is not None:
-        try:
-            return len(enc.encode_ordinary(text))
-        except Exception:  # pragma: no cover
-            pass
-    return math.ceil(len(text) / 4)
+    """o200k_base token count (special-token text counted as ordinary text)."""
+    return len(encoding().encode_ordinary(text)) if text else 0
 
 
 def prompt_tokens_of(request: dict) -> int:

@@ -43,7 +43,7 @@ from kg_assets.core.extraction.sanitize import row_records, sanitize
 from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
 from kg_assets.core.extraction.working_memory import WorkingMemory
 from kg_assets.extractors.base import settings_digest
-from kg_assets.extractors.llm.cache import LLMCache
+from kg_assets.storage.llm_cache import LLMCache
 from kg_assets.settings import LLMSettings
 
 # `with stage_timer(name):` wraps each stage of the engine's work, for benchmarks: "requests" (every chunk's
