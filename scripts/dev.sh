@@ -33,7 +33,9 @@ setup() {
   manifest=dbt/target/manifest.json
   if [ ! -f "$manifest" ] || [ -n "$(find dbt -path dbt/target -prune -o \( -name '*.sql' -o -name '*.yml' \) -newer "$manifest" -print -quit)" ]; then
     echo "==> preparing the dbt manifest"
-    dagster-dbt project prepare-and-package --file kg_assets/defs/dbt.py >/dev/null
+    # The preparer dagster-dbt uses, called on the project directly: importing kg_assets.defs.dbt needs
+    # the manifest this makes.
+    python -c 'from dagster_dbt import DbtProject; p = DbtProject(project_dir="dbt", profiles_dir="dbt"); p.preparer.prepare(p)' >/dev/null
   fi
 }
 

@@ -1,8 +1,8 @@
 """dbt models on top of the `kg` schema, as Dagster assets (their tests become asset checks).
 
 The dagster-dbt way: `DbtProject.prepare_if_dev()` re-parses the project under `dagster dev`; otherwise
-the manifest is prepared once, outside any import (`scripts/dev.sh` runs `dagster-dbt project
-prepare-and-package` when a dbt file is newer than it). Sources name their Dagster asset in dbt's own
+the manifest is prepared once, outside any import (`scripts/dev.sh` calls dagster-dbt's preparer on
+the project when a dbt file is newer than the manifest). Sources name their Dagster asset in dbt's own
 `meta.dagster.asset_key` (dbt/models/sources.yml), which the default translator reads.
 """
 
@@ -22,8 +22,7 @@ dbt_project = DbtProject(project_dir=DBT_DIR, profiles_dir=DBT_DIR)
 dbt_project.prepare_if_dev()
 if not dbt_project.manifest_path.exists():
     raise FileNotFoundError(
-        f"no dbt manifest at {dbt_project.manifest_path}: run scripts/dev.sh (any command), or "
-        "`dagster-dbt project prepare-and-package --file kg_assets/defs/dbt.py`")
+        f"no dbt manifest at {dbt_project.manifest_path}: run scripts/dev.sh (any command), which prepares it")
 
 
 def dbt_resource() -> DbtCliResource:
