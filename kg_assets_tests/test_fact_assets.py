@@ -149,9 +149,9 @@ def test_a_deleted_chat_retracts_its_messages_and_facts(project):
     assert project.run_all().success
     assert main(["facts", "remember", "u-lena", "I speak Portuguese", "--db", str(project.warehouse.path)]) == 0
     (project.inbox / CHAT).unlink()
-    project.instance.delete_dynamic_partition("documents", CHAT)
-    assert project.execute("consolidation", asset_selection=[dg.AssetKey(a) for a in (
-        "linked_entities", "user_facts", "chat_users")]).success
+    plan = project.plan()  # the planner sees the deletion; the documents step retires the chat
+    assert plan.deleted == (CHAT,), plan
+    assert project.run_plan(plan).success
     assert project.sql("SELECT count(*) FROM kg.messages WHERE valid_until IS NULL").item() == 0
     assert project.sql("SELECT count(*) FROM kg.messages").item() == 26  # closed, kept as history
     assert project.sql("SELECT count(*) FROM kg.message_facts").item() == 0
