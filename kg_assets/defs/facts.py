@@ -30,11 +30,6 @@ from kg_assets.defs.tables import table_metadata
 from kg_assets.storage.facts import FactStore
 
 
-def documents_in_run(context: dg.AssetExecutionContext, wh, scope: RunScope) -> pl.DataFrame:
-    """document_id and arrival_day of the documents this run covers: what `chunks` reads."""
-    return documents_in_scope(wh, context.partition_keys, scope)
-
-
 def _counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
     counts = frame.group_by(column).len().sort(column)
     return {str(k): int(v) for k, v in counts.iter_rows()}
@@ -55,7 +50,7 @@ def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, se
              scope: RunScope) -> dg.MaterializeResult:
     wh = warehouse.get()
     store = FactStore(wh)
-    in_scope = documents_in_run(context, wh, scope)
+    in_scope = documents_in_scope(wh, context.partition_keys, scope)
     keys = in_scope["document_id"].to_list()
     chats = wh.read_partitions("documents", keys).filter((pl.col("source_type") == "chat") & (pl.col("status") == "ok"))
     forgotten = store.forgotten_user_ids()
@@ -105,7 +100,7 @@ def message_facts(
 ):
     wh = warehouse.get()
     store = FactStore(wh)
-    in_scope = documents_in_run(context, wh, scope)
+    in_scope = documents_in_scope(wh, context.partition_keys, scope)
     keys = in_scope["document_id"].to_list()
     current = wh.read_partitions("messages", keys)
     previous = (wh.read_partitions("fact_extractions", keys), wh.read_partitions("message_facts", keys))
