@@ -3,7 +3,7 @@
 import polars as pl
 import pytest
 
-from kg_assets.core.planning import DOCUMENT_LIST_LIMIT, PlanCursor, PlanError, advance, documents_to_read, plan_work
+from kg_assets.core.planning import DOCUMENT_LIST_LIMIT, SENSOR_RETRIES, PlanCursor, PlanError, advance, documents_to_read, plan_work
 
 TODAY = "2026-03-05"
 
@@ -117,6 +117,23 @@ def test_a_file_deleted_re_added_and_re_deleted_gets_a_new_run_key_each_time():
     requested = [k for k in keys if k]
     assert len(requested) == 3 and len(set(requested)) == 3, keys
     assert keys[1] is None and keys[3] is None
+
+
+def test_a_failed_run_is_requested_again_under_a_new_key_at_most_sensor_retries_times():
+    plan = plan_work({"a.md": "10:1"}, None, TODAY, Hashes())
+    cursor, key = advance(PlanCursor(), plan)
+    keys = [key]
+    assert advance(cursor, plan, requested_run_failed=False) == (cursor, None)
+    for _ in range(SENSOR_RETRIES):
+        cursor, key = advance(cursor, plan, requested_run_failed=True)
+        assert key is not None and key not in keys and cursor.run_key == key
+        keys.append(key)
+    assert advance(cursor, plan, requested_run_failed=True) == (cursor, None)
+    # a new change starts with a fresh retry budget
+    changed = plan_work({"a.md": "10:2"}, None, TODAY, Hashes())
+    cursor, key = advance(cursor, changed)
+    assert key and cursor.retries == 0
+    assert PlanCursor.parse(cursor.dump()) == cursor
 
 
 def test_the_cursor_stays_a_few_bytes_whatever_the_corpus_size():

@@ -10,7 +10,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from kg_assets.query import KnowledgeGraph, refresh_entity_lookup
+from kg_assets.query import KnowledgeGraph, matching, refresh_entity_lookup
 from kg_assets.storage.warehouse import Warehouse
 
 
@@ -135,6 +135,31 @@ def test_attr_key_value_uses_current_values_and_resolves_entity_names(built_ware
     assert {h.entity_id for h in kg.search("attr:employer=QDL", limit=100).hits if h.score == 1.0} == expected
     partial = kg.search("attr:Employer=quantum", limit=100).hits  # keys normalize like the pipeline's
     assert {h.entity_id for h in partial} == expected and all(h.score == 0.7 for h in partial)
+
+
+def test_attr_value_matches_its_equivalents_and_whole_words_only(built_warehouse):
+    cto_holders = set(sql(built_warehouse, """
+        SELECT a.entity_id FROM kg.entity_attributes a JOIN kg.entities e USING (entity_id)
+        WHERE a.valid_until IS NULL AND e.valid_until IS NULL AND a.attr_key = 'role'
+          AND lower(a.value) = 'chief technology officer'""")["entity_id"])
+    assert cto_holders  # Marcus Webb, in the sample
+    kg = KnowledgeGraph(built_warehouse)
+    for query in ("attr:role=CTO", "attr:role=cto"):
+        hits = kg.search(query, limit=100).hits
+        assert {h.entity_id for h in hits if h.score == 1.0} == cto_holders, query
+        # "cto" is a substring of "director" and "postdoctoral", not a word of them
+        assert all(h.score == 1.0 for h in hits), [(h.name, h.why) for h in hits]
+    chiefs = set(sql(built_warehouse, """
+        SELECT a.entity_id FROM kg.entity_attributes a JOIN kg.entities e USING (entity_id)
+        WHERE a.valid_until IS NULL AND e.valid_until IS NULL AND a.attr_key = 'role'
+          AND regexp_matches(lower(a.value), '\\bchief\\b')""")["entity_id"])
+    assert {h.entity_id for h in kg.search("attr:role=chief", limit=100).hits} == chiefs and len(chiefs) > len(cto_holders)
+
+
+def test_an_acronym_query_matches_only_an_unambiguous_expansion():
+    assert matching.equivalent_values("CTO", ["Chief Technology Officer", "Director"]) == ["Chief Technology Officer"]
+    assert matching.equivalent_values("CTO", ["Chief Technology Officer", "Chief Trust Officer"]) == []
+    assert matching.equivalent_values("Dr. Alan Okafor", ["Alan Okafor", "Alan Okafor Jr"]) == ["Alan Okafor"]
 
 
 def test_attr_key_alone_lists_every_current_holder(built_warehouse):

@@ -4,6 +4,7 @@ import datetime as dt
 
 import dagster as dg
 
+from kg_assets.core.planning import SENSOR_RETRIES
 from kg_assets.defs.automation import inbox_sensor, nightly_refresh
 from kg_assets.defs.planner import today_utc
 
@@ -110,6 +111,35 @@ def test_sensor_adds_edits_and_deletes_exactly_what_changed(project):
     attributes = project.sql("SELECT count(*) AS n FROM kg.entity_attributes WHERE list_contains(source_document_ids, $d)", d=victim)
     assert attributes["n"][0] == 0
     assert _tick(project, cursor).run_requests == []
+
+
+def _fail_run_of(project, request):
+    """What the daemon records when the run it launched for this request dies (a killed run worker)."""
+    run = project.instance.create_run_for_job(
+        job_def=project.defs.resolve_job_def("kg_pipeline"), run_config=request.run_config,
+        tags={**request.tags, "dagster/sensor_name": "inbox_sensor", "dagster/run_key": request.run_key})
+    project.instance.report_run_failed(run)
+
+
+def test_a_failed_run_is_requested_again_a_bounded_number_of_times(project):
+    first = _tick(project, None)
+    (request,) = first.run_requests
+    assert _tick(project, first.cursor).run_requests == [], "a pending run is not requested twice"
+    cursor, keys = first.cursor, [request.run_key]
+    for _ in range(SENSOR_RETRIES):
+        _fail_run_of(project, request)
+        again = _tick(project, cursor)
+        (request,) = again.run_requests
+        assert request.run_key not in keys, "a new key, or Dagster would drop the request as a duplicate"
+        assert request.run_config == first.run_requests[0].run_config
+        cursor = again.cursor
+        keys.append(request.run_key)
+    _fail_run_of(project, request)
+    given_up = _tick(project, cursor)
+    assert given_up.run_requests == [] and "nightly" in given_up.skip_reason.skip_message
+    # the plan is still there for the nightly refresh, and once it ran the sensor starts afresh
+    assert _execute(project, request).success
+    assert _tick(project, given_up.cursor).run_requests == []
 
 
 def test_starting_the_ui_after_kg_run_reruns_nothing(project):

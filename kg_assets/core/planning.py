@@ -189,12 +189,17 @@ def documents_to_read(
     return DocumentWork(read=read, retire=sorted(k for k in scope if k not in inbox_set), ignored=ignored)
 
 
+SENSOR_RETRIES = 2  # a failed run of one plan is requested again this often, then left to the nightly refresh
+
+
 @dataclass(frozen=True)
 class PlanCursor:
-    """A sensor's memory: a generation counter and the digest of the plan last requested (constant size)."""
+    """A sensor's memory: a generation counter, the digest of the plan last requested and how often that
+    plan was requested again after a failed run (constant size)."""
 
     generation: int = 0
     requested: str = ""
+    retries: int = 0
 
     @classmethod
     def parse(cls, cursor: str | None) -> PlanCursor:
@@ -202,24 +207,35 @@ class PlanCursor:
             return cls()
         try:
             data = json.loads(cursor)
-            return cls(int(data["generation"]), str(data["requested"]))
-        except (ValueError, KeyError, TypeError):
+            return cls(int(data["generation"]), str(data["requested"]), int(data.get("retries", 0)))
+        except (ValueError, KeyError, TypeError, AttributeError):
             return cls()  # a cursor of an older version: plan from the warehouse state alone
 
     def dump(self) -> str:
-        return json.dumps({"generation": self.generation, "requested": self.requested}, separators=(",", ":"))
+        return json.dumps({"generation": self.generation, "requested": self.requested, "retries": self.retries},
+                          separators=(",", ":"))
+
+    @property
+    def run_key(self) -> str | None:
+        """The run key of the plan last requested."""
+        return f"{self.generation}:{self.requested}" if self.requested else None
 
 
-def advance(cursor: PlanCursor, plan: Plan) -> tuple[PlanCursor, str | None]:
+def advance(cursor: PlanCursor, plan: Plan, requested_run_failed: bool = False) -> tuple[PlanCursor, str | None]:
     """The cursor after this plan, and the run key to request (None: nothing new to request).
 
-    A plan already requested is not requested again while its run is pending. An empty plan clears the
-    memory, so the same change happening again later (a file deleted, re-added, re-deleted) is a new
-    generation with a new run key, never one Dagster would skip as a duplicate.
+    A plan already requested is not requested again while its run is pending or after it succeeded. When
+    that run failed (a killed process, a locked warehouse: bad input fails chunks, not runs), the same plan
+    is requested again under a new key, at most SENSOR_RETRIES times. An empty plan clears the memory, so the
+    same change happening again later (a file deleted, re-added, re-deleted) is a new generation with a new
+    run key, never one Dagster would skip as a duplicate.
     """
     if plan.is_empty:
         return PlanCursor(cursor.generation, ""), None
     if plan.digest == cursor.requested:
-        return cursor, None
+        if not requested_run_failed or cursor.retries >= SENSOR_RETRIES:
+            return cursor, None
+        retried = PlanCursor(cursor.generation + 1, plan.digest, cursor.retries + 1)
+        return retried, retried.run_key
     generation = cursor.generation + 1
     return PlanCursor(generation, plan.digest), f"{generation}:{plan.digest}"

@@ -10,7 +10,7 @@ from pathlib import Path
 import dagster as dg
 
 from kg_assets.core.files.inbox import InboxMissing
-from kg_assets.core.planning import PlanCursor, advance
+from kg_assets.core.planning import SENSOR_RETRIES, PlanCursor, advance
 from kg_assets.defs.partitions import PARTITIONED_ASSETS, arrival_days
 from kg_assets.defs.planner import current_plan, run_spec, today_utc
 from kg_assets.defs.resources import ExtractorResource, IngestResource, WarehouseResource
@@ -51,10 +51,15 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: IngestResource, 
                             today_utc(), include_stale=False)
     except (InboxMissing, WarehouseBusy) as exc:  # nothing is retracted for a missing inbox; a busy file waits a tick
         return dg.SkipReason(str(exc))
-    cursor, run_key = advance(cursor, plan)
+    failed = plan.digest == cursor.requested and _run_failed(context.instance, cursor.run_key)
+    cursor, run_key = advance(cursor, plan, requested_run_failed=failed)
     if run_key is None:
-        return dg.SensorResult(skip_reason="no inbox change to run" if plan.is_empty else "already requested",
-                               cursor=cursor.dump())
+        skip = ("no inbox change to run" if plan.is_empty else
+                "its last run failed; left to the nightly refresh" if failed else "already requested")
+        return dg.SensorResult(skip_reason=skip, cursor=cursor.dump())
+    if failed:
+        context.log.warning(f"inbox: the run for this plan failed; requesting it again ({cursor.retries} of "
+                            f"{SENSOR_RETRIES})")
     spec = run_spec(plan, context.instance)
     request = dg.RunRequest(run_key=run_key, tags=spec.tags, run_config=spec.run_config,
                             asset_selection=spec.asset_selection)
@@ -64,6 +69,15 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: IngestResource, 
         dynamic_partitions_requests=[arrival_days.build_add_request(spec.missing_days)] if spec.missing_days else [],
         cursor=cursor.dump(),
     )
+
+
+def _run_failed(instance: dg.DagsterInstance, run_key: str | None) -> bool:
+    """Whether the sensor's run with this run key failed (a canceled run was stopped on purpose: not retried)."""
+    if run_key is None:
+        return False
+    runs = instance.get_runs(dg.RunsFilter(tags={"dagster/sensor_name": "inbox_sensor", "dagster/run_key": run_key}),
+                             limit=1)
+    return bool(runs) and runs[0].status == dg.DagsterRunStatus.FAILURE
 
 
 @dg.schedule(

@@ -132,7 +132,8 @@ class KnowledgeGraph:
             partial = matching.normalize_value(parsed.value)
             # A value naming a linked entity is stored as that entity's canonical name: look it up the same way.
             named = reads.names_for_key(matching.normalized_name(parsed.value))
-            exact = {partial, *(matching.normalize_value(name) for name in named)}
+            equivalent = matching.equivalent_values(parsed.value, reads.attribute_values(parsed.key, moment))
+            exact = {partial, *(matching.normalize_value(v) for v in (*named, *equivalent))}
         rows = reads.attribute_matches(parsed.key, sorted(exact), partial, types, limit, moment)
         scored = {}
         for entity_id, rank, value, valid_from, valid_until in rows.iter_rows():

@@ -9,9 +9,11 @@ Scores follow seed 002's order (an exact hit outranks a keyword hit):
 | fuzzy | 0.6 x similarity | RapidFuzz `ratio` of the folded strings >= 80 (so always below 0.7) |
 
 For `attr:key=value`: 1.0 when the value equals the query value (compared as the attribute timeline
-compares values), or the canonical name of an entity the query value names ("QDL" finds the employer
-"Quantum Dynamics Lab"); 0.7 when the value contains the query value; `attr:key` alone: 1.0 for
-every entity that has the key.
+compares values), says the same under the timeline's value equivalences (`linking.values`: "CTO" finds
+"Chief Technology Officer" when no other value of the key has those initials), or is the canonical name
+of an entity the query value names ("QDL" finds the employer "Quantum Dynamics Lab"); 0.7 when the value
+contains the query value as whole words ("cto" is not in "director"); `attr:key` alone: 1.0 for every
+entity that has the key.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Literal
 import polars as pl
 from rapidfuzz import fuzz, process
 
+from kg_assets.core.linking.values import value_classes
 from kg_assets.core.normalize import normalize_name_expr
 from kg_assets.core.temporal import normalize_key_expr, normalize_value_expr
 
@@ -100,6 +103,16 @@ def normalize_key(key: str) -> str:
 def normalize_value(value: str) -> str:
     """An attribute value as the attribute timeline compares it."""
     return _one(normalize_value_expr, value) or ""
+
+
+def equivalent_values(query_value: str, values: list[str]) -> list[str]:
+    """The `values` that say what `query_value` says, by the attribute timeline's value equivalences.
+    Search folds case, so a one-word query is also read in capitals, as an acronym ("cto" as "CTO")."""
+    asked = {query_value, query_value.upper()} if len(query_value.split()) == 1 else {query_value}
+    classes = value_classes(pl.DataFrame({"value": [*asked, *values]}), [], "value")
+    query_classes = classes.filter(pl.col("value").is_in(list(asked)))["value_class"]
+    return sorted(classes.filter(pl.col("value_class").is_in(query_classes.implode()) & ~pl.col("value").is_in(list(asked)))
+                  ["value"])
 
 
 def normalized_name(text: str) -> str:

@@ -53,6 +53,12 @@ def write_entity_lookup(warehouse: Warehouse, build: Callable[[pl.DataFrame], pl
     return lookup.height
 
 
+def _words(expr: str) -> str:
+    """`expr` as its words between spaces, so containment matches whole words: "cto" is not inside
+    "director"."""
+    return f"(' ' || trim(regexp_replace({expr}, '[^\\p{{L}}\\p{{N}}]+', ' ', 'g')) || ' ')"
+
+
 class GraphReads:
     """The read queries of one open read-only connection."""
 
@@ -137,6 +143,15 @@ class GraphReads:
                                     WHERE l.norm_key = $norm AND $norm <> '' ORDER BY 1""", {"norm": norm_key}).fetchall()
         return [r[0] for r in rows]
 
+    def attribute_values(self, key: str, as_of: datetime | None = None) -> list[str]:
+        """The distinct values attribute `key` has (current, or valid at as_of)."""
+        params: dict = {"key": key}
+        if as_of is not None:
+            params["as_of"] = as_of
+        rows = self.con.execute(f"SELECT DISTINCT value FROM {self._attributes(as_of)} WHERE attr_key = $key ORDER BY 1",
+                                params).fetchall()
+        return [value for (value,) in rows]
+
     def attribute_matches(self, key: str, exact_values: Sequence[str], partial_value: str | None,
                           types: Sequence[str], limit: int, as_of: datetime | None = None) -> pl.DataFrame:
         """Entities whose attribute `key` (current, or valid at as_of) equals one of `exact_values`
@@ -151,7 +166,8 @@ class GraphReads:
                 SELECT a.entity_id, a.value, a.valid_from, a.valid_until,
                        CASE WHEN len($exact::VARCHAR[]) = 0 AND $partial IS NULL THEN 0
                             WHEN list_contains($exact::VARCHAR[], a.normalized_value) THEN 0
-                            WHEN $partial IS NOT NULL AND contains(a.normalized_value, $partial) THEN 1 END AS rank
+                            WHEN $partial IS NOT NULL AND contains({_words('a.normalized_value')},
+                                                                   {_words('$partial')}) THEN 1 END AS rank
                 FROM {self._attributes(as_of)} a WHERE a.attr_key = $key)
             SELECT r.entity_id, r.rank, r.value, r.valid_from, r.valid_until FROM ranked r
             JOIN {SCHEMA}.entities e ON e.entity_id = r.entity_id AND e.valid_until IS NULL
