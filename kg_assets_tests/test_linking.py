@@ -290,6 +290,28 @@ def test_a_person_the_heuristic_types_untyped_at_a_sentence_start_is_one_entity_
     assert entities == [("PERSON", 4)]  # one entity, with the mentions typed OTHER in both documents
 
 
+def test_a_description_before_a_lone_word_picks_another_referent():
+    # "boss Steven Moffat" is Steven Moffat, but "the new Doctor" is not "the Doctor": a full name must be left
+    c = clusters(mentions(("d1", "Doctor", P), ("d1", "new Doctor", P), ("d2", "eleventh Doctor", P),
+                          ("d3", "Steven Moffat", P), ("d4", "boss Steven Moffat", P)))
+    assert len({c[("Doctor", P)], c[("new Doctor", P)], c[("eleventh Doctor", P)]}) == 3
+    assert same(c, ("boss Steven Moffat", P), ("Steven Moffat", P))
+
+
+def test_an_apposition_after_a_full_name_is_not_the_name():
+    c = clusters(mentions(("d1", "Warren Jeffs", P), ("d2", "Warren Jeffs, Polygamist Leader", P),
+                          ("d3", "Smith, John", P), ("d4", "Smith", P), ("d4", "Anna Smith", P)))
+    assert same(c, ("Warren Jeffs, Polygamist Leader", P), ("Warren Jeffs", P))
+    assert not same(c, ("Smith, John", P), ("Anna Smith", P))  # a lone word before the comma is kept whole
+
+
+def test_an_organisation_named_after_its_country_writes_the_country_either_way():
+    c = clusters(mentions(("d1", "US Geological Survey", O), ("d2", "United States Geological Survey", O),
+                          ("d3", "USA Today", O), ("d4", "US Airways", L)))
+    assert same(c, ("US Geological Survey", O), ("United States Geological Survey", O))
+    assert len({c[("USA Today", O)], c[("US Geological Survey", O)], c[("US Airways", L)]}) == 3
+
+
 def test_persons_do_not_extend_into_other_types():
     c = clusters(mentions(("d1", "Jordan", P), ("d1", "Jordan River", L), ("d2", "Michael Jordan", P)))
     assert same(c, ("Jordan", P), ("Michael Jordan", P))

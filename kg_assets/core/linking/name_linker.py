@@ -142,7 +142,7 @@ class NameLinker:
 
     name = "name_rules"
     # 2: company short names, untyped acronyms across types, letters-only acronyms
-    # 3: untyped full names of confirmed persons
+    # 3: untyped full names of confirmed persons; descriptions before a lone word, appositions, country-first orgs
     version = "name-rules-3"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
