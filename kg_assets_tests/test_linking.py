@@ -1,10 +1,14 @@
+import dagster as dg
 import polars as pl
 import pytest
 
 from kg_assets.core import schemas
 from kg_assets.core.linking import NameLinker, apply_redirects
 from kg_assets.core.normalize import entity_id, normalize_name
+from kg_assets.definitions import build_definitions
 from kg_assets.evaluation.baselines import ExactIdLinker, containment_linker, exact_name_linker, fuzzy_linker
+from kg_assets.storage.warehouse import Warehouse
+from kg_assets_tests.conftest import Project, project_settings
 
 
 def mentions(*rows: tuple[str, str, str]) -> pl.DataFrame:
@@ -245,6 +249,67 @@ def test_type_gate_for_homonyms_and_untyped_mentions():
     assert same(c, ("Nokia", X), ("Nokia", O))  # the only typed entity, never in the same document
     assert not same(c, ("Spanish", X), ("Spanish", L))  # both types inside one document: a distinction
     assert not same(c, ("jury", X), ("jury", P))  # a common noun, not a name
+
+
+def test_untyped_full_name_of_a_person_joins_the_person_in_and_across_documents():
+    # the heuristic types a sentence-initial name OTHER; the corpus shows it is a person's name: its
+    # surname alone is typed PERSON next to it ("Webb said"); one stray LOCATION reading does not block it
+    c = clusters(mentions(("d1", "Marcus Webb", P), ("d1", "Marcus Webb", X), ("d1", "Webb", P),
+                          ("d2", "Marcus Webb", X), ("d3", "Marcus Webb", L)))
+    assert same(c, ("Marcus Webb", X), ("Marcus Webb", P))  # d1 and d2: one OTHER id, same document first
+    assert c[("Marcus Webb", X)] == eid("Marcus Webb", P)
+    assert not same(c, ("Marcus Webb", L), ("Marcus Webb", P))  # types other than OTHER never merge
+
+
+def test_untyped_title_that_names_a_character_stays_apart_without_a_surname_alone():
+    # "Doctor Who" the show (OTHER) next to "Doctor Who" the character (PERSON): no "Who" typed PERSON
+    c = clusters(mentions(("d1", "Doctor Who", X), ("d1", "Doctor Who", P), ("d1", "Doctor", P),
+                          ("d2", "Doctor Who", X)))
+    assert not same(c, ("Doctor Who", X), ("Doctor Who", P))
+
+
+def test_a_person_the_heuristic_types_untyped_at_a_sentence_start_is_one_entity_in_the_warehouse(tmp_path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    # two sections, so two chunks: the heuristic types the name PERSON in one and OTHER in the other
+    (inbox / "harbor.md").write_text(
+        "# Harbor Notes\n\n## Team\n\nThe harbor project is led by Orrin Blackwood, a senior engineer at "
+        "Coastal Works. \"We ship in May,\" Blackwood said.\n\n## Review\n\n"
+        "Orrin Blackwood, the senior engineer who led the work, opened the review.\n")
+    (inbox / "visit.txt").write_text("Orrin Blackwood, our lead engineer, will visit Lisbon in June.\n")
+    db = tmp_path / "warehouse.duckdb"
+    with dg.instance_for_test() as instance:
+        project = Project(inbox, Warehouse(db), instance, build_definitions(project_settings(inbox, db)))
+        assert project.run_all().success
+    typed = project.sql("SELECT DISTINCT document_id, entity_type FROM kg.entity_mentions "
+                        "WHERE name = 'Orrin Blackwood' ORDER BY ALL").rows()
+    # what the heuristic does, so the test exercises the rule: untyped in both documents, a person in one
+    assert typed == [("harbor.md", "OTHER"), ("harbor.md", "PERSON"), ("visit.txt", "OTHER")]
+    entities = project.sql("SELECT entity_type, mention_count FROM kg.entities "
+                           "WHERE name = 'Orrin Blackwood' AND valid_until IS NULL").rows()
+    assert entities == [("PERSON", 4)]  # one entity, with the mentions typed OTHER in both documents
+
+
+def test_a_description_before_a_lone_word_picks_another_referent():
+    # "boss Steven Moffat" is Steven Moffat, but "the new Doctor" is not "the Doctor": a full name must be left
+    c = clusters(mentions(("d1", "Doctor", P), ("d1", "new Doctor", P), ("d2", "eleventh Doctor", P),
+                          ("d3", "Steven Moffat", P), ("d4", "boss Steven Moffat", P)))
+    assert len({c[("Doctor", P)], c[("new Doctor", P)], c[("eleventh Doctor", P)]}) == 3
+    assert same(c, ("boss Steven Moffat", P), ("Steven Moffat", P))
+
+
+def test_an_apposition_after_a_full_name_is_not_the_name():
+    c = clusters(mentions(("d1", "Warren Jeffs", P), ("d2", "Warren Jeffs, Polygamist Leader", P),
+                          ("d3", "Smith, John", P), ("d4", "Smith", P), ("d4", "Anna Smith", P)))
+    assert same(c, ("Warren Jeffs, Polygamist Leader", P), ("Warren Jeffs", P))
+    assert not same(c, ("Smith, John", P), ("Anna Smith", P))  # a lone word before the comma is kept whole
+
+
+def test_an_organisation_named_after_its_country_writes_the_country_either_way():
+    c = clusters(mentions(("d1", "US Geological Survey", O), ("d2", "United States Geological Survey", O),
+                          ("d3", "USA Today", O), ("d4", "US Airways", L)))
+    assert same(c, ("US Geological Survey", O), ("United States Geological Survey", O))
+    assert len({c[("USA Today", O)], c[("US Geological Survey", O)], c[("US Airways", L)]}) == 3
 
 
 def test_persons_do_not_extend_into_other_types():

@@ -67,6 +67,15 @@ def _drop_last(cond: pl.Expr) -> pl.Expr:
     return pl.when(cond).then(pl.col("tok").list.slice(0, pl.col("tok").list.len() - 1)).otherwise(pl.col("tok"))
 
 
+def _country_first(key: pl.Expr) -> pl.Expr:
+    """An organisation named after its country writes the country either way: "US Geological Survey" is
+    "United States Geological Survey" (the key's leading country alias becomes the country's name)."""
+    for alias in sorted(GEO_ALIASES, key=len, reverse=True):
+        key = (pl.when(key.str.starts_with(alias + " "))
+               .then(pl.concat_str(pl.lit(GEO_ALIASES[alias]), key.str.slice(len(alias)))).otherwise(key))
+    return key
+
+
 def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "entity_type") -> pl.DataFrame:
     """Add tok (folded tokens, original case), up (upper-case tokens), key, n_tok, key_chars,
     first_cap (the name starts with a capital or digit), is_acronym (one all-capitals token),
@@ -78,6 +87,9 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     et = pl.col(entity_type)
     # a place before a possessive qualifies the place after it: "Indonesia's Aceh province" is in Aceh
     base = pl.when(et.is_in(PLACE_TYPES)).then(base.str.replace(r"^.*\S\s?['’`]s\s+(\p{Lu})", "${1}")).otherwise(base)
+    # after a person's full name, a comma opens an apposition: "Warren Jeffs, Polygamist Leader" is Warren
+    # Jeffs (one word before the comma may be a surname first: "Smith, John")
+    base = pl.when(et == "PERSON").then(base.str.replace(r"^(\S+\s+[^,]*[^,\s])\s*,\s.*$", "${1}")).otherwise(base)
     base = base.str.replace_all(r"['’`]s\b", "").str.replace_all(r"\b(\p{L})\.", "${1}")
     # runs of single capitals are one acronym: "U . S ." / "U S" -> "US" (a lone initial stays: "John F Kennedy")
     base = base.str.replace_all(r"\b(\p{Lu})\b", "${1}§")
@@ -89,8 +101,12 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     # "Indonesian province of Aceh"
     describing = pl.element().str.contains(r"^\p{Ll}") & ~pl.element().is_in(CONNECTORS)
     last_describing = pl.col("tok").list.eval(pl.when(describing).then(pl.int_range(pl.len())).otherwise(None)).list.max()
-    capital_after = (pl.col("tok").list.slice(last_describing + 1)
-                     .list.eval(pl.element().str.contains(r"^\p{Lu}")).list.any().fill_null(False))
+    capitals_after = (pl.col("tok").list.slice(last_describing + 1)
+                      .list.eval(pl.element().str.contains(r"^\p{Lu}")).list.sum().fill_null(0))
+    capital_after = capitals_after > 0
+    # ... before a person only when a full name is left: before a lone word the description picks one
+    # referent of several ("the new Doctor", "the eleventh Doctor" are not "the Doctor")
+    full_name_after = capitals_after >= 2
     # ... before a place only as "<capitalised or describing words> <describing word> of <Name>": in "Aceh,
     # on the northern tip of Sumatra" the place is Aceh
     head = pl.col("tok").list.slice(0, last_describing)
@@ -99,7 +115,7 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
         & head.list.eval(pl.element().str.contains(r"^\p{Lu}") | describing).list.all().fill_null(True))
     out = out.with_columns(
         pl.when(last_describing.is_not_null() & capital_after
-                & ((et == "PERSON") | (et.is_in(PLACE_TYPES) & place_prefix)))
+                & (((et == "PERSON") & full_name_after) | (et.is_in(PLACE_TYPES) & place_prefix)))
         .then(pl.col("tok").list.slice(last_describing + 1)).otherwise(pl.col("tok")).alias("tok"))
     for _ in range(3):
         ends_describing = pl.col("tok").list.last().is_in(PLACE_CLASS_WORDS).fill_null(False)
@@ -110,14 +126,15 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     first_up = pl.col("tok").list.first().str.to_uppercase()
     last_up = pl.col("tok").list.last().str.to_uppercase()
     many = pl.col("tok").list.len() > 1
-    capital_follows = pl.col("tok").list.slice(1).list.eval(pl.element().str.contains(r"^\p{Lu}")).list.any()
+    capitals_follow = pl.col("tok").list.slice(1).list.eval(pl.element().str.contains(r"^\p{Lu}")).list.sum()
+    capital_follows = capitals_follow > 0
     for _ in range(3):
         # leading prepositions and articles are never part of a name ("in the North Bay"); before a person's
         # name, lower-case words are descriptions ("boss Steven Moffat") and titles are honorifics
         out = out.with_columns(_drop_first(many & (
             first_up.is_in(ARTICLES) | (first_up.is_in(PREPOSITIONS) & capital_follows)
             | ((et == "PERSON") & (first_up.is_in(HONORIFICS)
-                                   | (pl.col("tok").list.first().str.contains(r"^\p{Ll}") & capital_follows)))
+                                   | (pl.col("tok").list.first().str.contains(r"^\p{Ll}") & (capitals_follow >= 2))))
             | ((et == VALUE) & first_up.is_in(HONORIFICS)
                & pl.col("tok").list.get(1, null_on_oob=True).str.contains(r"^\p{Lu}").fill_null(False))
         )).alias("tok"))
@@ -129,6 +146,8 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     key = pl.col("up").list.join(" ")
     geo = key.replace_strict(GEO_ALIASES, default=key, return_dtype=pl.String)
     out = out.with_columns(pl.when(et.is_in(GEO_TYPES)).then(geo).otherwise(key).alias("key"), key.alias("raw_key"))
+    out = out.with_columns(pl.when(et == "ORGANIZATION").then(_country_first(pl.col("key"))).otherwise(pl.col("key"))
+                           .alias("key"))
     return out.with_columns(
         pl.col("tok").list.len().cast(pl.Int64).alias("n_tok"),
         pl.col("key").str.replace_all(" ", "").str.len_chars().cast(pl.Int64).alias("key_chars"),
@@ -228,8 +247,10 @@ def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acron
         )
         et = pl.col("entity_type")
         rule = (
+            # a person's short forms come from a name: "Doctor" is no surname of "new Doctor", a description
             pl.when(et == "PERSON").then(
-                pl.when(pl.col("is_suffix") & (pl.col("length") == 1)).then(pl.lit("surname"))
+                pl.when(~pl.col("extras_namelike")).then(None)
+                .when(pl.col("is_suffix") & (pl.col("length") == 1)).then(pl.lit("surname"))
                 .when(pl.col("is_suffix")).then(pl.lit("person_short_form"))
                 .when(pl.col("is_prefix")).then(pl.lit("first_name")))
             .when(et == "LOCATION").then(None)  # Albany / Albany County, Germany / East Germany: other places

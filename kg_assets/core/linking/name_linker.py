@@ -18,7 +18,10 @@ names; none is tuned to a data set.
    typed OTHER joins the only typed entity with its key when it is written as a name and never occurs
    in a document that has the typed one (inside one document two types are a distinction: "Spanish"
    the language next to "Spanish" for Spain; across documents they are extraction noise). When the
-   key is typed several ways (Jordan the LOCATION, Jordan the PERSON) it stays separate. Different
+   key is typed several ways (Jordan the LOCATION, Jordan the PERSON) it stays separate. A full name
+   typed OTHER joins the PERSON entity with its key, in its documents or across them and whatever other
+   types the key has, when the corpus writes the surname alone as a PERSON in a document of that person
+   ("Marcus Webb" OTHER -> "Marcus Webb" PERSON next to "Webb said"; `untyped_person_names`). Different
    types never merge otherwise.
 3. Short forms (directed: a short id joins at most one long entity of the SAME type). The short side
    must be written as a name (a capitalised word, not "15-inch" or "jury") and, except for acronyms,
@@ -108,12 +111,39 @@ RULE_RANK = {"declared_acronym": 0, "acronym": 1, "person_short_form": 2, "surna
 UNTYPED_RULES = ["acronym", "declared_acronym", "org_short_form"]
 
 
+def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
+    """(idx, target, doc) for each untyped (OTHER) full name that is the name of a PERSON entity.
+
+    The heuristic types a person's name OTHER in many sentences, so "Marcus Webb" (OTHER) must join
+    "Marcus Webb" (PERSON) even in the documents that have both, and even when one stray mention also
+    types the name a place. A two-type name inside one document is otherwise a distinction ("Doctor Who"
+    the show next to "Doctor Who" the character), so the PERSON reading needs the corpus's own evidence
+    that the name is a person's: its surname written alone and typed PERSON in a document of the PERSON
+    entity ("Webb said"), which no title of a show or product has. `doc` is the first shared document of
+    the two ids (same-document evidence), or null when they never meet (evidence across documents)."""
+    people = keyed.filter((pl.col("entity_type") == "PERSON") & ~pl.col("is_acronym"))
+    full = people.filter(pl.col("key").str.contains(" ")).with_columns(
+        pl.col("key").str.extract(r"(\S+)$").alias("surname"))
+    surname_docs = (people.select(pl.col("key").alias("surname"), "idx").join(node_docs, on="idx")
+                    .select("surname", "doc").unique())
+    confirmed = (full.join(node_docs, on="idx").join(surname_docs, on=["surname", "doc"], how="semi")
+                 .group_by("key").agg(pl.col("idx").min().alias("target")))
+    other = keyed.filter((pl.col("entity_type") == OTHER) & pl.col("first_cap") & ~pl.col("is_acronym")
+                         & pl.col("key").str.contains(" ")).select("idx", "key").join(confirmed, on="key")
+    shared = (other.join(node_docs, on="idx")
+              .join(node_docs.rename({"idx": "target"}), on=["target", "doc"], how="semi")
+              .group_by("idx").agg(pl.col("doc").min()))
+    return (other.join(shared, on="idx", how="left").select("idx", "target", "doc")
+            .sort("idx"))
+
+
 class NameLinker:
     """Rule-based name linker (see the module docstring). `stats` describes the last `link` call."""
 
     name = "name_rules"
     # 2: company short names, untyped acronyms across types, letters-only acronyms
-    version = "name-rules-2"
+    # 3: untyped full names of confirmed persons; descriptions before a lone word, appositions, country-first orgs
+    version = "name-rules-3"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
@@ -208,6 +238,11 @@ class NameLinker:
         for idx, target in other.select("idx", "target").iter_rows():
             count += uf.union(idx, target, "name_variant", 0.85,
                               f'untyped "{names[idx]}" matches the only typed entity "{names[target]}"')
+        for idx, target, doc in untyped_person_names(keyed, node_docs).iter_rows():
+            where = f"same document {doc}" if doc is not None else "across documents"
+            count += uf.union(idx, target, "person_name", 0.9 if doc is not None else 0.75,
+                              f'{where}: untyped "{names[idx]}" is the person "{names[target]}", '
+                              f'whose surname alone names a person next to it')
         stats["links_name_variant"] = count
 
     # -- short forms ---------------------------------------------------------------------------------
