@@ -86,9 +86,12 @@ def extract_text(raw: bytes, source_type: str, stem: str, forgotten_users: froze
     headings: list[str] = []
     title: str | None = None
     warnings: list[str | None] = []
+    figures: list[dict] = []
     if source_type == "pdf":
         pdf = pdf_to_text(raw)
         text, title, headings = pdf.text, pdf.title, pdf.headings
+        figures = [{"page": f.page, "figure_number": f.figure_number, "caption": f.caption,
+                    "image_sha256": f.image_sha256, "error": f.error} for f in pdf.figures]
     else:
         decoded = decode(raw)
         text, encoding = decoded.text, decoded.encoding
@@ -112,7 +115,7 @@ def extract_text(raw: bytes, source_type: str, stem: str, forgotten_users: froze
         first_line = text.strip().splitlines()[0].lstrip("# ").strip()
         title = first_line[:120] if 0 < len(first_line) <= 120 else stem
     return {"text": text, "title": title, "headings": headings, "encoding": encoding, "document_date": doc_date,
-            "warning": warning}
+            "warning": warning, "figures": figures}
 
 
 def read_document(inbox: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES,

@@ -11,6 +11,8 @@ Outline (headings become Markdown heading lines in the text, so chunking finds s
   set larger than the body text (the font size that carries most characters) is a heading, the largest
   size level 1, the next level 2 ...; a short numbered line in a bold font at body size ("2.1 Data")
   is a heading one level below the smallest larger size.
+
+Figures (images and their captions, `files.pdf_figures`) are listed with the page they are on.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
 
 from kg_assets.core.files import DocumentError
+from kg_assets.core.files.pdf_figures import Figure, page_figures
 
 MAX_HEADING_WORDS = 12
 _NUMBERED = re.compile(r"^(?:\d{1,2}\.)*\d{1,2}\.?\s+\S")
@@ -34,6 +37,7 @@ class PdfText:
     text: str
     title: str | None
     headings: list[str]
+    figures: list[Figure]
 
 
 def _fold(line: str) -> str:
@@ -103,6 +107,7 @@ def pdf_to_text(raw: bytes) -> PdfText:
         title = reader.metadata.get("/Title") if reader.metadata else None
         bookmarks = _bookmarks(reader)
         fonts = {} if bookmarks else _font_headings([runs for _, runs in read])
+        figures = page_figures(reader.pages, pages)
     except FileNotDecryptedError as exc:
         raise DocumentError("encrypted PDF: a password is needed to read it (save a copy without one)") from exc
     except (PyPdfError, DependencyError, ValueError, KeyError, TypeError) as exc:
@@ -131,4 +136,4 @@ def pdf_to_text(raw: bytes) -> PdfText:
     text = "\n\n".join(marked)
     if not text:
         raise DocumentError(f"PDF has no text layer ({len(pages)} pages; scanned images need OCR first)")
-    return PdfText(text, str(title) if title else None, headings)
+    return PdfText(text, str(title) if title else None, headings, figures)

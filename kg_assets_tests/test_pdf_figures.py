@@ -1,0 +1,126 @@
+"""PDF figures (seed 000, multimodal): images and captions read from real PDFs made with fpdf2, a figure's
+own chunk and graph node offline."""
+
+import io
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from kg_assets.core.documents import read_document
+from kg_assets.definitions import build_definitions
+from kg_assets.storage.warehouse import Warehouse
+from kg_assets_tests.conftest import Project, project_settings
+
+CAPTION = "Figure 3: The Helix sensor array built by Northwind Robotics in Lisbon."
+
+
+def png(color: str = "tab:blue") -> bytes:
+    """A small chart as PNG bytes, drawn with matplotlib (no file leaves the test)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2, 1.5), dpi=50)
+    ax.bar(["a", "b", "c"], [3, 1, 2], color=color)
+    out = io.BytesIO()
+    fig.savefig(out, format="png")
+    plt.close(fig)
+    return out.getvalue()
+
+
+def figure_pdf(pages: list[tuple[list[str], list[bytes]]]) -> bytes:
+    """A PDF whose pages hold these text lines and embedded images (each image after the page's first line)."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for lines, images in pages:
+        pdf.add_page()
+        if lines:
+            pdf.multi_cell(0, 6, lines[0], new_x="LMARGIN", new_y="NEXT")
+        for image in images:
+            pdf.image(io.BytesIO(image), w=60)
+        for line in lines[1:]:
+            pdf.multi_cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+def corrupt(pdf: bytes, image: bytes) -> bytes:
+    """The PDF with the compressed stream of `image` overwritten by garbage of the same length."""
+    import zlib
+
+    from pypdf import PdfReader
+
+    raw = bytearray(pdf)
+    reader = PdfReader(io.BytesIO(pdf))
+    xobject = reader.pages[0]["/Resources"]["/XObject"]
+    stream = next(iter(xobject.values())).get_object()
+    data = stream._data  # the stream as stored in the file (compressed)
+    at = bytes(raw).find(data)
+    assert at > 0 and zlib.decompress(data)
+    raw[at : at + len(data)] = b"\x00garbage" * (len(data) // 8) + b"\x00" * (len(data) % 8)
+    return bytes(raw)
+
+
+REPORT = [
+    (["Helix Annual Review", "Dr. Sarah Chen leads the Helix project at Quantum Dynamics Lab."], []),
+    (["Results of the field trial.", CAPTION], [png()]),
+]
+
+
+def _read(tmp_path: Path, name: str, raw: bytes) -> dict:
+    (tmp_path / name).write_bytes(raw)
+    return read_document(tmp_path, name)
+
+
+def test_a_pdf_figure_is_read_with_its_page_number_and_caption(tmp_path):
+    row = _read(tmp_path, "helix.pdf", figure_pdf(REPORT))
+    assert row["status"] == "ok", row["error"]
+    [figure] = row["figures"]
+    assert (figure["page"], figure["figure_number"], figure["error"]) == (2, 3, None)
+    assert figure["caption"] == "The Helix sensor array built by Northwind Robotics in Lisbon."
+    assert len(figure["image_sha256"]) == 64
+
+
+def test_images_without_a_caption_are_numbered_in_document_order_and_a_corrupt_one_is_recorded(tmp_path):
+    first, second = png("tab:red"), png("tab:green")
+    pdf = figure_pdf([(["Page one."], [first]), (["Page two."], [second])])
+    row = _read(tmp_path, "plain.pdf", corrupt(pdf, first))
+    assert row["status"] == "ok"
+    one, two = row["figures"]
+    assert (one["page"], one["figure_number"], one["image_sha256"]) == (1, 1, None)
+    assert "cannot be decoded" in one["error"]
+    assert (two["page"], two["figure_number"], two["error"]) == (2, 2, None)
+
+
+@pytest.fixture
+def figure_project(tmp_path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "helix.pdf").write_bytes(figure_pdf(REPORT))
+    db = tmp_path / "warehouse.duckdb"
+    with dg.instance_for_test() as instance:
+        yield Project(inbox, Warehouse(db), instance, build_definitions(project_settings(inbox, db)))
+
+
+def test_offline_a_figure_is_a_chunk_and_a_node_with_the_entities_its_caption_names(figure_project):
+    p = figure_project
+    assert p.run_all().success
+
+    def sql(query: str, **params) -> list[tuple]:
+        return p.sql(query, **params).rows()
+
+    [chunk] = sql("SELECT chunk_id, text, page, figure_number, section_path FROM kg.chunks WHERE kind = 'figure'")
+    assert chunk[1:] == ("Figure 3 (page 2): The Helix sensor array built by Northwind Robotics in Lisbon.", 2, 3,
+                         "Figure 3 (page 2)")
+    assert sql("SELECT count(*) FROM kg.chunks WHERE kind = 'text'")[0][0] >= 1
+    names = {r[0] for r in sql("SELECT name FROM kg.entity_mentions WHERE chunk_id = $c", c=chunk[0])}
+    assert {"helix.pdf Figure 3", "Northwind Robotics", "Lisbon"} <= names
+    depicted = {r[0] for r in sql(
+        "SELECT target_name FROM kg.local_relations WHERE chunk_id = $c AND relation_type = 'depicts'", c=chunk[0])}
+    assert {"Northwind Robotics", "Lisbon"} <= depicted
+    [node] = sql("SELECT n.entity_type, n.description FROM kg.graph_nodes n WHERE n.label = 'helix.pdf Figure 3' "
+                   "AND n.valid_until IS NULL")
+    assert node[0] == "FIGURE" and "Helix sensor array" in node[1]
