@@ -93,6 +93,8 @@ class LLMSettings(BaseModel):
     model_config = _FIELDS
 
     model: str = Field("gpt-4o-mini", validation_alias="KG_LLM_MODEL", description="model name sent to the endpoint")
+    vision_model: str | None = Field(None, validation_alias="KG_VISION_MODEL",
+                                     description="vision model that describes PDF figures and scanned pages (off: none)")
     # Shown and stored only through redact_url; with credentials in it, the Dagster resource refers to the variable.
     base_url: str | None = Field(None, validation_alias=BASE_URL_ENV,
                                  description="OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp, Azure)")

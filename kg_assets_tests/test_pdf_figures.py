@@ -124,3 +124,57 @@ def test_offline_a_figure_is_a_chunk_and_a_node_with_the_entities_its_caption_na
     [node] = sql("SELECT n.entity_type, n.description FROM kg.graph_nodes n WHERE n.label = 'helix.pdf Figure 3' "
                    "AND n.valid_until IS NULL")
     assert node[0] == "FIGURE" and "Helix sensor array" in node[1]
+
+
+VISION_MODEL = "test-vision"
+DESCRIPTION = "The chart shows Kenji Tanaka at the Aurora Observatory in Chile."
+NAMES = {"Northwind Robotics": "ORGANIZATION", "Lisbon": "LOCATION", "Sarah Chen": "PERSON",
+         "Quantum Dynamics Lab": "ORGANIZATION", "Helix": "PRODUCT", "Kenji Tanaka": "PERSON",
+         "Aurora Observatory": "ORGANIZATION", "Chile": "LOCATION"}
+
+
+@pytest.fixture
+def vision_project(figure_project, openai_server):
+    """`figure_project` extracting with the LLM engine and a vision model, against the local test server."""
+    from kg_assets.testing.scripted_llm import extraction_responder
+
+    p = figure_project
+    [figure] = read_document(p.inbox, "helix.pdf")["figures"]
+    openai_server.respond_when(figure["image_sha256"], DESCRIPTION, scope="image")
+    openai_server.set_responder(extraction_responder(NAMES))
+    p.defs = build_definitions(project_settings(
+        p.inbox, p.warehouse.path, base_url=openai_server.base_url, vision_model=VISION_MODEL, timeout_s=5.0,
+        prompt_price_per_1m=0.15, completion_price_per_1m=0.60, summary_min_fragments=0))
+    p.server, p.image_sha256 = openai_server, figure["image_sha256"]
+    return p
+
+
+def test_a_vision_model_describes_the_figure_and_its_entities_trace_to_page_and_figure(vision_project):
+    from kg_assets.testing.openai_requests import image_parts
+
+    p = vision_project
+    assert p.run_all().success
+    vision = [r.body for r in p.server.records if image_parts(r.body)]
+    assert len(vision) == 1 and vision[0]["model"] == VISION_MODEL
+    [image] = image_parts(vision[0])
+    assert image["media_type"].startswith("image/") and image["sha256"] == p.image_sha256
+    # The description is extracted from like text, by the text model, with the same prompt.
+    assert any(DESCRIPTION in str(r.body["messages"]) and r.body["model"] != VISION_MODEL for r in p.server.records)
+    traced = p.sql("""SELECT m.name, c.kind, c.page, c.figure_number, c.document_id FROM kg.entity_mentions m
+                      JOIN kg.chunks c USING (chunk_id) WHERE m.name IN ('Kenji Tanaka', 'Aurora Observatory')
+                      ORDER BY m.name""").rows()
+    assert traced == [("Aurora Observatory", "figure", 2, 3, "helix.pdf"), ("Kenji Tanaka", "figure", 2, 3, "helix.pdf")]
+    [node] = p.sql("SELECT description FROM kg.graph_nodes WHERE label = 'helix.pdf Figure 3' AND valid_until IS NULL").rows()
+    assert DESCRIPTION in node[0]
+    [call] = p.sql("""SELECT l.model, l.status, l.prompt_tokens, l.completion_tokens, l.cost_usd, c.kind
+                      FROM kg.llm_calls l JOIN kg.chunks c USING (chunk_id) WHERE l.output_format = 'vision'""").rows()
+    assert call[:2] == (VISION_MODEL, "ok") and call[2] > 85 and call[3] > 0 and call[5] == "figure"
+    assert call[4] == pytest.approx((call[2] * 0.15 + call[3] * 0.60) / 1e6)
+
+    # A rebuilt warehouse is served from the cache: the image is part of the key, no request is sent.
+    sent = p.server.calls
+    Path(p.warehouse.path).unlink()
+    assert p.run_all().success
+    assert p.server.calls == sent
+    assert p.sql("SELECT status FROM kg.llm_calls WHERE output_format = 'vision' AND status = 'cache_hit'").height == 1
+    assert p.sql("SELECT count(*) AS n FROM kg.entity_mentions WHERE name = 'Kenji Tanaka'").item() == 1

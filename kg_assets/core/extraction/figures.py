@@ -4,6 +4,8 @@ read from that text. Both extractors add it to the records of a chunk of kind 'f
 
 from __future__ import annotations
 
+import base64
+
 from kg_assets.core.extraction.rows import ChunkRecords, MentionRecord, RelationRecord
 
 FIGURE_TYPE = "FIGURE"
@@ -24,3 +26,25 @@ def add_figure_node(chunk: ChunkRecords, row: dict, description: str) -> None:
                                         description=description[:1000], confidence=1.0))
     chunk.relations.extend(RelationRecord(read, i, DEPICTS, description=f"{row['section_path']} shows {m.name}")
                            for i, m in enumerate(chunk.mentions[:read]))
+
+
+# The request that has a vision model describe one figure; its answer (plain text) is then extracted from
+# like any chunk's text, with the same prompts, response models and sanitizer.
+FIGURE_PROMPT_VERSION = "figure-1"
+_DESCRIBE = (
+    "You describe one figure of a document for a knowledge graph. State what it shows: every person, "
+    "organization, place, product, technology and event you can read or recognize in it, with their names "
+    "exactly as written, the quantities it shows and what it says about them. Use plain sentences; do not "
+    "guess names that are not in the figure or its caption."
+)
+
+
+def figure_messages(figure_text: str, image: bytes, media_type: str) -> list[dict]:
+    """The chat messages asking for a description of one figure: its label and caption as text, and the
+    image as a base64 data URL `image_url` part (so the image bytes are part of the request's cache key)."""
+    url = f"data:{media_type};base64,{base64.b64encode(image).decode('ascii')}"
+    return [
+        {"role": "system", "content": _DESCRIBE},
+        {"role": "user", "content": [{"type": "text", "text": figure_text},
+                                     {"type": "image_url", "image_url": {"url": url}}]},
+    ]
