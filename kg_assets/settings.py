@@ -169,6 +169,11 @@ class ExtractorSettings(LLMSettings):
     def uses_llm(self) -> bool:
         return self.engine == "llm" or (self.engine == "auto" and bool(self.api_key or self.base_url))
 
+    @property
+    def describes_images(self) -> bool:
+        """A vision model describes PDF figures and image-only (scanned) pages."""
+        return self.uses_llm and bool(self.vision_model)
+
     def build_extractor(self, run_id: str | None = None, progress=None) -> Extractor:
         if self.engine not in BUILTIN_ENGINES:
             return _build_plugin(self.engine, tuple(self.entity_types))

@@ -178,3 +178,38 @@ def test_a_vision_model_describes_the_figure_and_its_entities_trace_to_page_and_
     assert p.server.calls == sent
     assert p.sql("SELECT status FROM kg.llm_calls WHERE output_format = 'vision' AND status = 'cache_hit'").height == 1
     assert p.sql("SELECT count(*) AS n FROM kg.entity_mentions WHERE name = 'Kenji Tanaka'").item() == 1
+
+
+SCAN_TEXT = "Minutes: Lena Ortiz met Northwind Robotics in Lisbon."
+
+
+@pytest.fixture
+def scanned_inbox(figure_project):
+    """figure_project's inbox with a scanned PDF: one page that is only an image."""
+    (figure_project.inbox / "scan.pdf").write_bytes(figure_pdf([([], [png("tab:gray")])]))
+    return figure_project
+
+
+def test_a_scanned_pdf_without_a_vision_model_keeps_its_clear_error(scanned_inbox):
+    p = scanned_inbox
+    assert p.run_all().success
+    [(status, error)] = p.sql("SELECT status, error FROM kg.documents WHERE document_id = 'scan.pdf'").rows()
+    assert status == "error" and error.startswith("PDF has no text layer (1 pages; scanned images need OCR first")
+    assert p.sql("SELECT count(*) AS n FROM kg.chunks WHERE document_id = 'scan.pdf'").item() == 0
+
+
+def test_a_scanned_page_goes_to_the_vision_model(scanned_inbox, openai_server):
+    from kg_assets.testing.scripted_llm import extraction_responder
+
+    p = scanned_inbox
+    [page] = read_document(p.inbox, "scan.pdf", scanned_pages=True)["figures"]
+    openai_server.respond_when(page["image_sha256"], SCAN_TEXT, scope="image")
+    openai_server.set_responder(extraction_responder({**NAMES, "Lena Ortiz": "PERSON"}))
+    p.defs = build_definitions(project_settings(p.inbox, p.warehouse.path, base_url=openai_server.base_url,
+                                                vision_model=VISION_MODEL, timeout_s=5.0, summary_min_fragments=0))
+    assert p.run_all().success
+    [(status, title)] = p.sql("SELECT status, title FROM kg.documents WHERE document_id = 'scan.pdf'").rows()
+    assert (status, title) == ("ok", "scan")
+    rows = p.sql("""SELECT m.name, c.kind, c.page, c.figure_number FROM kg.entity_mentions m JOIN kg.chunks c
+                    USING (chunk_id) WHERE m.document_id = 'scan.pdf' AND m.name = 'Lena Ortiz'""").rows()
+    assert rows == [("Lena Ortiz", "figure", 1, 1)]

@@ -12,7 +12,9 @@ Outline (headings become Markdown heading lines in the text, so chunking finds s
   size level 1, the next level 2 ...; a short numbered line in a bold font at body size ("2.1 Data")
   is a heading one level below the smallest larger size.
 
-Figures (images and their captions, `files.pdf_figures`) are listed with the page they are on.
+Figures (images and their captions, `files.pdf_figures`) are listed with the page they are on. The image
+of an image-only (scanned) page is a figure too; a PDF with no text layer at all is an error, unless a
+vision model is configured to describe its page images.
 """
 
 from __future__ import annotations
@@ -99,7 +101,9 @@ def _font_headings(page_runs: list[list[tuple[str, float, str]]]) -> dict[tuple[
     return found
 
 
-def pdf_to_text(raw: bytes) -> PdfText:
+def pdf_to_text(raw: bytes, scanned_pages: bool = False) -> PdfText:
+    """The text, title, outline and figures of a PDF; DocumentError when it cannot be read, or when it has
+    no text layer, unless `scanned_pages` (a vision model will describe its page images) and it has images."""
     try:
         reader = PdfReader(io.BytesIO(raw))
         read = [_read_page(page) for page in reader.pages]
@@ -134,6 +138,7 @@ def pdf_to_text(raw: bytes) -> PdfText:
         if lines:
             marked.append("\n".join(lines))
     text = "\n\n".join(marked)
-    if not text:
-        raise DocumentError(f"PDF has no text layer ({len(pages)} pages; scanned images need OCR first)")
+    if not text and not (scanned_pages and any(f.image for f in figures)):
+        raise DocumentError(f"PDF has no text layer ({len(pages)} pages; scanned images need OCR first, "
+                            "or a vision model: KG_VISION_MODEL)")
     return PdfText(text, str(title) if title else None, headings, figures)
