@@ -213,3 +213,33 @@ def test_a_scanned_page_goes_to_the_vision_model(scanned_inbox, openai_server):
     rows = p.sql("""SELECT m.name, c.kind, c.page, c.figure_number FROM kg.entity_mentions m JOIN kg.chunks c
                     USING (chunk_id) WHERE m.document_id = 'scan.pdf' AND m.name = 'Lena Ortiz'""").rows()
     assert rows == [("Lena Ortiz", "figure", 1, 1)]
+
+
+def test_kg_estimate_counts_a_call_per_figure_with_a_vision_model(scanned_inbox, openai_server, monkeypatch, capsys):
+    import re
+
+    from kg_assets.cli import main
+
+    p = scanned_inbox
+    for name, value in {"KG_INBOX": p.inbox, "KG_DUCKDB_PATH": p.warehouse.path,
+                        "OPENAI_BASE_URL": openai_server.base_url}.items():
+        monkeypatch.setenv(name, str(value))
+
+    def estimate() -> dict[str, str]:
+        assert main(["estimate", "--prompt-price", "0.15", "--completion-price", "0.6"]) == 0
+        return dict(re.findall(r"^  (.+?)\s{2,}(.+)$", capsys.readouterr().out, re.M))
+
+    without = estimate()
+    assert without["figure calls"] == "off (no KG_VISION_MODEL)"
+    assert without["documents"] == "2 (1 unreadable)"
+    monkeypatch.setenv("KG_VISION_MODEL", VISION_MODEL)
+    with_vision = estimate()
+    assert with_vision["figure calls"].startswith(f"2 to {VISION_MODEL}")  # the caption's figure and the scan
+    assert with_vision["documents"] == "2 (0 unreadable)"
+
+    def low(out: dict[str, str]) -> int:
+        return int(out["LLM calls"].split(" to ")[0].replace(",", ""))
+
+    # The scan adds its figure chunk's extraction call and each figure its description call.
+    assert low(with_vision) == low(without) + 3
+    assert openai_server.calls == 0

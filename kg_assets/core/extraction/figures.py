@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 
+from kg_assets.core.extraction.prompts import count_message_tokens
 from kg_assets.core.extraction.rows import ChunkRecords, MentionRecord, RelationRecord
 
 FIGURE_TYPE = "FIGURE"
@@ -31,12 +32,21 @@ def add_figure_node(chunk: ChunkRecords, row: dict, description: str) -> None:
 # The request that has a vision model describe one figure; its answer (plain text) is then extracted from
 # like any chunk's text, with the same prompts, response models and sanitizer.
 FIGURE_PROMPT_VERSION = "figure-1"
+# For `kg estimate`: prompt tokens of one image (OpenAI's low-detail price; high detail costs more) and the
+# completion tokens of one description.
+IMAGE_TOKENS = 85
+DESCRIPTION_TOKENS = 200
 _DESCRIBE = (
     "You describe one figure of a document for a knowledge graph. State what it shows: every person, "
     "organization, place, product, technology and event you can read or recognize in it, with their names "
     "exactly as written, the quantities it shows and what it says about them. Use plain sentences; do not "
     "guess names that are not in the figure or its caption."
 )
+
+
+def vision_prompt_tokens(figure_text: str) -> int:
+    """Estimated prompt tokens of the description request of one figure (without the image bytes)."""
+    return count_message_tokens([{"content": _DESCRIBE}, {"content": figure_text}]) + IMAGE_TOKENS
 
 
 def figure_messages(figure_text: str, image: bytes, media_type: str) -> list[dict]:
