@@ -31,13 +31,6 @@ class Figure:
     image: bytes | None = None  # the image file (PNG, JPEG ...) as pypdf extracts it; not stored
     media_type: str | None = None  # of `image`: image/png, image/jpeg ...
 
-    def label(self) -> str:
-        return f"Figure {self.figure_number} (page {self.page})"
-
-    def text(self) -> str:
-        """What the figure's chunk holds offline: its label and caption."""
-        return f"{self.label()}: {self.caption}" if self.caption else self.label()
-
 
 def _page_images(page) -> list[tuple[bytes | None, str | None, str | None]]:
     """(image bytes, media type, error) of each image of one page; a corrupt image gives (None, None, reason)."""
