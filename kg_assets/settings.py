@@ -93,6 +93,8 @@ class LLMSettings(BaseModel):
     model_config = _FIELDS
 
     model: str = Field("gpt-4o-mini", validation_alias="KG_LLM_MODEL", description="model name sent to the endpoint")
+    vision_model: str | None = Field(None, validation_alias="KG_VISION_MODEL",
+                                     description="vision model that describes PDF figures and scanned pages (off: none)")
     # Shown and stored only through redact_url; with credentials in it, the Dagster resource refers to the variable.
     base_url: str | None = Field(None, validation_alias=BASE_URL_ENV,
                                  description="OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp, Azure)")
@@ -166,6 +168,11 @@ class ExtractorSettings(LLMSettings):
     @property
     def uses_llm(self) -> bool:
         return self.engine == "llm" or (self.engine == "auto" and bool(self.api_key or self.base_url))
+
+    @property
+    def describes_images(self) -> bool:
+        """A vision model describes PDF figures and image-only (scanned) pages."""
+        return self.uses_llm and bool(self.vision_model)
 
     def build_extractor(self, run_id: str | None = None, progress=None) -> Extractor:
         if self.engine not in BUILTIN_ENGINES:

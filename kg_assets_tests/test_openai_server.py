@@ -14,6 +14,7 @@ from kg_assets.testing.openai_server import (
     FakeOpenAIServer,
     Reply,
     count_tokens,
+    image_parts,
     prompt_tokens_of,
     user_turns,
 )
@@ -59,6 +60,30 @@ def test_plain_client_gets_scripted_content_usage_and_models(openai_server):
     assert openai_server.calls == 1 and openai_server.requests[0]["messages"] == messages
     assert openai_server.requests[0]["temperature"] == 0
     assert models == [MODEL]
+
+
+def test_image_parts_are_parsed_matched_by_their_bytes_and_counted(openai_server):
+    import base64
+    import hashlib
+
+    picture, other = b"\x89PNG fake image one", b"\x89PNG fake image two"
+    openai_server.respond_when(hashlib.sha256(picture).hexdigest(), "A bar chart.", scope="image")
+
+    def parts(image: bytes) -> list[dict]:
+        url = "data:image/png;base64," + base64.b64encode(image).decode()
+        return [{"role": "user", "content": [{"type": "text", "text": "Describe it."},
+                                             {"type": "image_url", "image_url": {"url": url}}]}]
+
+    with client(openai_server) as c:
+        seen = c.chat.completions.create(model=MODEL, messages=parts(picture))
+        unseen = c.chat.completions.create(model=MODEL, messages=parts(other))
+        with pytest.raises(openai.BadRequestError, match="Invalid image"):
+            c.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": [
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,not base64!"}}]}])
+    assert seen.choices[0].message.content == "A bar chart." and unseen.choices[0].message.content == "OK"
+    [image] = image_parts(openai_server.requests[0])
+    assert (image["media_type"], image["data"]) == ("image/png", picture)
+    assert seen.usage.prompt_tokens == count_tokens("Describe it.") + 85 == prompt_tokens_of(openai_server.requests[0])
 
 
 def test_usage_overrides_truncation_and_default_reply(openai_server):

@@ -21,7 +21,7 @@ def register(subparsers) -> None:
     estimate.set_defaults(func=estimate_command)
 
 
-def read_inbox(ingest: IngestSettings):
+def read_inbox(ingest: IngestSettings, scanned_pages: bool = False):
     """Documents of the inbox as a frame, read and parsed exactly as the documents asset does."""
     import polars as pl
 
@@ -30,7 +30,7 @@ def read_inbox(ingest: IngestSettings):
     from kg_assets.core.files.inbox import scan_inbox
 
     inbox = Path(ingest.inbox_dir)
-    rows = [read_document(inbox, key, ingest.max_document_bytes) for key in scan_inbox(inbox)]
+    rows = [read_document(inbox, key, ingest.max_document_bytes, scanned_pages=scanned_pages) for key in scan_inbox(inbox)]
     return schemas.conform(pl.DataFrame(rows, infer_schema_length=None), schemas.DOCUMENTS) if rows else schemas.empty(schemas.DOCUMENTS)
 
 
@@ -40,6 +40,7 @@ def estimate_command(args: argparse.Namespace) -> int:
     import polars as pl
 
     from kg_assets.core.chunking import chunk_documents
+    from kg_assets.core.extraction.figures import DESCRIPTION_TOKENS, IMAGE_TOKENS, vision_prompt_tokens
     from kg_assets.core.extraction.prompts import count_message_tokens
     from kg_assets.storage.llm_cache import LLMCache
 
@@ -48,7 +49,7 @@ def estimate_command(args: argparse.Namespace) -> int:
     s = engine.settings
     prompt_price = args.prompt_price if args.prompt_price is not None else s.prompt_price_per_1m
     completion_price = args.completion_price if args.completion_price is not None else s.completion_price_per_1m
-    docs = read_inbox(settings.ingest)
+    docs = read_inbox(settings.ingest, extractor.describes_images)
     chunks = chunk_documents(docs, settings.ingest.chunking()).join(
         docs.select("document_id", "headings"), on="document_id", how="left")
     rows = list(chunks.iter_rows(named=True))
@@ -77,6 +78,12 @@ def estimate_command(args: argparse.Namespace) -> int:
     completion_first = int(sum(args.completion_ratio * chunk_tokens[i] for i in todo))
     completion = (completion_first if calls[0] == len(todo) else int(completion_first * (1 + 0.3 * s.max_gleanings)),
                   int(completion_first * (1 + 0.3 * s.max_gleanings)))
+    # With a vision model, every figure chunk not cached first gets a description request (one image each).
+    figures = [i for i in todo if rows[i]["kind"] == "figure"] if extractor.describes_images else []
+    vision_prompt = sum(vision_prompt_tokens(rows[i]["text"]) for i in figures)
+    calls = (calls[0] + len(figures), calls[1] + len(figures))
+    prompt = (prompt[0] + vision_prompt, prompt[1] + vision_prompt)
+    completion = tuple(c + DESCRIPTION_TOKENS * len(figures) for c in completion)
     cost = tuple((p * prompt_price + c * completion_price) / 1e6 for p, c in zip(prompt, completion))
     failed = docs.filter(pl.col("status") == "error").height
     print(f"kg estimate: {s.model} ({s.output_format} format, gleaning {s.gleaning}, {s.max_gleanings} pass(es) at most)")
@@ -84,6 +91,8 @@ def estimate_command(args: argparse.Namespace) -> int:
         ("documents", f"{docs.height:,} ({failed:,} unreadable)"),
         ("chunks", f"{len(rows):,} ({len(rows) - len(todo):,} already cached)"),
         ("LLM calls", f"{calls[0]:,} to {calls[1]:,}"),
+        ("figure calls", f"{len(figures):,} to {s.vision_model} (about {IMAGE_TOKENS} prompt tokens per image, "
+                         f"{DESCRIPTION_TOKENS} per description)" if extractor.describes_images else "off (no KG_VISION_MODEL)"),
         ("prompt tokens", f"{prompt[0]:,} to {prompt[1]:,}"),
         ("completion tokens", f"~{completion[0]:,} to {completion[1]:,} (estimated at {args.completion_ratio:.2f} x chunk tokens)"),
  ("working memory", f"at most {s.working_memory_tokens:,} prompt tokens per request after a document's first chunk"

@@ -17,7 +17,8 @@ from kg_assets.core.normalize import stable_hash
 from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
 
 # 2: plain-text and PDF headings (the reader marks them as "#" lines) give section paths
-CHUNKER_VERSION = "chunker-2"
+# 3: a PDF figure is a chunk of its own (kind 'figure'), after the document's text chunks
+CHUNKER_VERSION = "chunker-3"
 # A sentence ends at . ! ? before whitespace, unless it closes an abbreviation ("Dr.", "Inc.", "U.S.").
 _SENTENCE_END = re.compile(
     r"(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bProf)(?<!\bInc)(?<!\bSt)(?<!\bvs)(?<![A-Z])[.!?](?=\s)"
@@ -131,11 +132,38 @@ def chunk_text(text: str, config: ChunkingConfig) -> list[dict]:
     return chunks
 
 
-def chunk_documents(documents: pl.DataFrame, config: ChunkingConfig) -> pl.DataFrame:
-    """Chunks of every document with status 'ok' (columns of the CHUNKS contract)."""
+def figure_chunks(document_id: str, figures: list[dict] | None, first_index: int, config: ChunkingConfig) -> list[dict]:
+    """One chunk per readable figure of a PDF: kind 'figure', its page and number, and its label and caption
+    as text ("Figure 3 (page 2): Sensor array of Helix"), which the vision model's description replaces when
+    one is configured. It has no offsets: a figure is not a span of the document text."""
     rows = []
-    for document_id, text in documents.filter(pl.col("status") == "ok").select("document_id", "text").iter_rows():
-        for chunk in chunk_text(text, config):
+    encode = encoding(config.encoding).encode_ordinary
+    for figure in figures or []:
+        if figure["error"] is not None:
+            continue
+        label = f"Figure {figure['figure_number']} (page {figure['page']})"
+        body = f"{label}: {figure['caption']}" if figure["caption"] else label
+        rows.append({
+            "chunk_index": first_index + len(rows), "char_start": None, "char_end": None,
+            "token_count": len(encode(body)), "section_path": label, "document_id": document_id, "text": body,
+            "content_hash": stable_hash(body, figure["image_sha256"]),
+            "chunk_id": "chunk_" + stable_hash(document_id, "figure", str(figure["page"]), str(figure["figure_number"]),
+                                               figure["image_sha256"]),
+            "chunker_version": CHUNKER_VERSION, "kind": "figure", "page": figure["page"],
+            "figure_number": figure["figure_number"],
+        })
+    return rows
+
+
+def chunk_documents(documents: pl.DataFrame, config: ChunkingConfig) -> pl.DataFrame:
+    """Chunks of every document with status 'ok' (columns of the CHUNKS contract): its text chunks, then
+    one chunk per figure of a PDF."""
+    rows = []
+    ok = documents.filter(pl.col("status") == "ok")
+    figures = ok["figures"].to_list() if "figures" in ok.columns else [None] * ok.height
+    for (document_id, text), document_figures in zip(ok.select("document_id", "text").iter_rows(), figures):
+        text_chunks = chunk_text(text, config)
+        for chunk in text_chunks:
             body = text[chunk["char_start"] : chunk["char_end"]]
             content_hash = stable_hash(body)
             chunk.update(
@@ -144,6 +172,8 @@ def chunk_documents(documents: pl.DataFrame, config: ChunkingConfig) -> pl.DataF
                 content_hash=content_hash,
                 chunk_id="chunk_" + stable_hash(document_id, str(chunk["char_start"]), content_hash),
                 chunker_version=CHUNKER_VERSION,
+                kind="text",
             )
             rows.append(chunk)
+        rows.extend(figure_chunks(document_id, document_figures, len(text_chunks), config))
     return schemas.conform(pl.DataFrame(rows, infer_schema_length=None) if rows else schemas.empty(schemas.CHUNKS), schemas.CHUNKS)

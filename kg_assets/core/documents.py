@@ -75,10 +75,13 @@ def _parse_ts(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def extract_text(raw: bytes, source_type: str, stem: str, forgotten_users: frozenset[str] = frozenset()) -> dict:
-    """Text, title, headings, encoding, date and warning of one file's bytes; raises DocumentError.
+def extract_text(raw: bytes, source_type: str, stem: str, forgotten_users: frozenset[str] = frozenset(),
+                 scanned_pages: bool = False) -> dict:
+    """Text, title, headings, encoding, date, warning and figures of one file's bytes; raises DocumentError.
 
-    A chat log leaves out the messages of `forgotten_users`."""
+    A chat log leaves out the messages of `forgotten_users`. With `scanned_pages` (a vision model is
+    configured), a PDF without a text layer is read when it has page images: its text is empty and its
+    figures are what is extracted from."""
     if not raw.strip():
         raise DocumentError("empty document")
     doc_date: datetime | None = None
@@ -86,9 +89,12 @@ def extract_text(raw: bytes, source_type: str, stem: str, forgotten_users: froze
     headings: list[str] = []
     title: str | None = None
     warnings: list[str | None] = []
+    figures: list[dict] = []
     if source_type == "pdf":
-        pdf = pdf_to_text(raw)
+        pdf = pdf_to_text(raw, scanned_pages)
         text, title, headings = pdf.text, pdf.title, pdf.headings
+        figures = [{"page": f.page, "figure_number": f.figure_number, "caption": f.caption,
+                    "image_sha256": f.image_sha256, "error": f.error} for f in pdf.figures]
     else:
         decoded = decode(raw)
         text, encoding = decoded.text, decoded.encoding
@@ -104,24 +110,26 @@ def extract_text(raw: bytes, source_type: str, stem: str, forgotten_users: froze
         elif source_type == "txt":
             text, headings = plain_text_outline(text)
     warning = "; ".join(w for w in warnings if w) or None
-    if not text.strip():
+    if not text.strip() and not figures:
         raise DocumentError("document has no text after extraction" + (f": {warning}" if warning else ""))
     if doc_date is None and (match := _DATE_LINE.search(text[:2000])):
         doc_date = _parse_ts(match.group(1))
-    if title is None:
+    if title is None and text.strip():
         first_line = text.strip().splitlines()[0].lstrip("# ").strip()
         title = first_line[:120] if 0 < len(first_line) <= 120 else stem
+    title = title or stem
     return {"text": text, "title": title, "headings": headings, "encoding": encoding, "document_date": doc_date,
-            "warning": warning}
+            "warning": warning, "figures": figures}
 
 
 def read_document(inbox: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES,
-                  forgotten_users: frozenset[str] = frozenset()) -> dict:
+                  forgotten_users: frozenset[str] = frozenset(), scanned_pages: bool = False) -> dict:
     """The `documents` row of one partition key: status 'ok' with text, or 'error' with the reason.
 
     The key is resolved inside the inbox before anything is read (see `files.inbox`). The content hash
     is taken even when the file is refused for its size, so an unchanged file is never redone. A chat
-    log's text leaves out the messages of `forgotten_users`.
+    log's text leaves out the messages of `forgotten_users`; `scanned_pages` reads a PDF without a text
+    layer by its page images (see `extract_text`).
     """
     name = PurePosixPath(key).name
     row: dict = {"document_id": key, "path": str(inbox / key), "source_type": source_type_of(name),
@@ -135,7 +143,8 @@ def read_document(inbox: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES,
             raise DocumentError(f"document is {size:,} bytes, over the {max_bytes:,}-byte limit (KG_MAX_DOCUMENT_BYTES)")
         if row["source_type"] is None:
             raise DocumentError(f"unsupported file type {PurePosixPath(name).suffix!r}")
-        row.update(extract_text(path.read_bytes(), row["source_type"], PurePosixPath(name).stem, forgotten_users))
+        row.update(extract_text(path.read_bytes(), row["source_type"], PurePosixPath(name).stem, forgotten_users,
+                                scanned_pages))
     except DocumentError as exc:
         row.update(status="error", error=str(exc))
     except OSError as exc:

@@ -11,6 +11,9 @@ import polars as pl
 
 TS = pl.Datetime("us", "UTC")
 STRS = pl.List(pl.String)
+# The figures of a PDF (core/files/pdf_figures.py): page, number, caption, image hash, or why it is unreadable.
+FIGURES = pl.List(pl.Struct({"page": pl.Int32, "figure_number": pl.Int32, "caption": pl.String,
+                             "image_sha256": pl.String, "error": pl.String}))
 
 DOCUMENTS = {
     "document_id": pl.String,  # path relative to the inbox, '/'-separated (its partition is arrival_day)
@@ -29,6 +32,7 @@ DOCUMENTS = {
     "ingested_at": TS,
     "arrival_day": pl.String,  # YYYY-MM-DD (UTC) the pipeline first saw the file: its Dagster partition key
     "file_signature": pl.String,  # size:mtime_ns when read; a matching signature lets the planner skip hashing
+    "figures": FIGURES,  # a PDF's images with their captions, in document order
     "valid_from": TS,
     "valid_until": TS,
 }
@@ -44,6 +48,9 @@ CHUNKS = {
     "section_path": pl.String,
     "content_hash": pl.String,
     "chunker_version": pl.String,
+    "kind": pl.String,  # text | figure (a PDF figure: its caption, or what the vision model saw)
+    "page": pl.Int32,  # a figure's page (1-based)
+    "figure_number": pl.Int32,
 }
 
 ENTITY_MENTIONS = {

@@ -19,7 +19,7 @@ from kg_assets.defs.partitions import (
     single_run,
 )
 from kg_assets.defs.previews import sample_rows
-from kg_assets.defs.resources import IngestResource, WarehouseResource
+from kg_assets.defs.resources import ExtractorResource, IngestResource, WarehouseResource
 from kg_assets.defs.tables import markdown_table, table_metadata
 from kg_assets.storage.facts import FactStore
 
@@ -35,7 +35,8 @@ from kg_assets.storage.facts import FactStore
     "error status. Files gone from the inbox are retired here (their rows leave every per-document table).",
 )
 def documents(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource, scope: RunScope
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource, scope: RunScope,
+    extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
     inbox = Path(settings.inbox_dir)
     listing = scan_present_inbox(inbox)  # a missing inbox fails the step before anything is retired
@@ -47,7 +48,8 @@ def documents(
     forgotten = FactStore(wh).forgotten_user_ids()  # chat messages of these users are left out
     rows = []
     for i, (key, day) in enumerate(work.read.items(), start=1):
-        rows.append({**read_document(inbox, key, settings.max_document_bytes, forgotten), "arrival_day": day,
+        rows.append({**read_document(inbox, key, settings.max_document_bytes, forgotten, extractor.describes_images),
+                     "arrival_day": day,
                      "file_signature": listing.get(key)})
         if i % 1000 == 0:
             context.log.info(f"read {i:,}/{len(work.read):,} documents")

@@ -22,6 +22,7 @@ DUCK_TYPES = {
     pl.Boolean: "BOOLEAN",
     schemas.TS: "TIMESTAMPTZ",
     schemas.STRS: "VARCHAR[]",
+    schemas.FIGURES: "STRUCT(page INTEGER, figure_number INTEGER, caption VARCHAR, image_sha256 VARCHAR, error VARCHAR)[]",
 }
 
 # Current values: one row per (entity_id, attr_key).

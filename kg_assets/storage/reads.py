@@ -59,9 +59,10 @@ class WarehouseReads:
         return schemas.conform(rows, schemas.TABLES[table])
 
     def chunks_for_extraction(self, document_ids: Sequence[str]) -> pl.DataFrame:
-        """Chunks of the documents with their document's headings, the outline prompts give as context."""
+        """Chunks of the documents with their document's headings, the outline prompts give as context, and
+        its file's path (`document_path`, where a figure's image is read from)."""
         return self._read(
-            f"""SELECT c.*, d.headings FROM {SCHEMA}.chunks c
+            f"""SELECT c.*, d.headings, d.path AS document_path FROM {SCHEMA}.chunks c
                 JOIN {SCHEMA}.documents d ON d.document_id = c.document_id AND d.valid_until IS NULL
                 WHERE c.document_id IN (SELECT unnest($ids)) ORDER BY c.document_id, c.chunk_index""",
             {"ids": list(document_ids)},

@@ -3,6 +3,9 @@ the record of each request it served, and the rules that match requests to scrip
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Union
@@ -29,6 +32,37 @@ def message_text(message: dict) -> str:
         if isinstance(args, str):
             parts.append(args)
     return "\n".join(parts)
+
+
+IMAGE_TOKENS = 85  # what OpenAI counts for one image at low detail
+
+
+def image_parts(request: dict) -> list[dict]:
+    """The ``image_url`` content parts of every message, each as {"url", "media_type", "data", "sha256"}:
+    a ``data:`` URL is decoded (``data`` the image bytes, ``sha256`` their hex digest); ValueError for a
+    part without a URL or with a data URL that is not base64."""
+    out = []
+    for message in request.get("messages") or []:
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            if not (isinstance(part, dict) and part.get("type") == "image_url"):
+                continue
+            url = (part.get("image_url") or {}).get("url") if isinstance(part.get("image_url"), dict) else None
+            if not isinstance(url, str) or not url:
+                raise ValueError("an image_url part needs image_url.url")
+            media_type, data = None, None
+            if url.startswith("data:"):
+                head, _, payload = url.partition(",")
+                if not head.endswith(";base64"):
+                    raise ValueError("an image data URL must be base64")
+                media_type = head[5:-7]
+                try:
+                    data = base64.b64decode(payload, validate=True)
+                except binascii.Error as exc:
+                    raise ValueError(f"invalid base64 image data: {exc}") from exc
+            out.append({"url": url, "media_type": media_type, "data": data,
+                        "sha256": hashlib.sha256(data).hexdigest() if data is not None else None})
+    return out
 
 
 def last_user_text(request: dict) -> str:
@@ -60,8 +94,10 @@ def count_tokens(text: str | None) -> int:
 
 
 def prompt_tokens_of(request: dict) -> int:
-    """The prompt_tokens the server reports for ``request`` (sum of per-message token counts)."""
-    return sum(count_tokens(message_text(m)) for m in request.get("messages") or [])
+    """The prompt_tokens the server reports for ``request``: per-message token counts, plus IMAGE_TOKENS per image."""
+    images = sum(1 for m in request.get("messages") or [] if isinstance(m.get("content"), list)
+                 for part in m["content"] if isinstance(part, dict) and part.get("type") == "image_url")
+    return sum(count_tokens(message_text(m)) for m in request.get("messages") or []) + IMAGE_TOKENS * images
 
 
 @dataclass
@@ -83,7 +119,7 @@ class RequestRecord:
         return None if self.end is None else self.end - self.start
 
 
-Scope = Literal["last_user", "any", "system"]
+Scope = Literal["last_user", "any", "system", "image"]
 Match = Union[str, Sequence[str], Callable[[dict], bool]]
 
 
@@ -104,6 +140,8 @@ class Rule:
             return bool(self.match(request))
         if self.scope == "last_user":
             text = last_user_text(request)
+        elif self.scope == "image":  # the sha256 hex digests of the request's images
+            text = "\n".join(part["sha256"] or part["url"] for part in image_parts(request))
         elif self.scope == "system":
             text = "\n".join(message_text(m) for m in request.get("messages") or [] if m.get("role") == "system")
         else:

@@ -32,7 +32,14 @@ Token usage
     ``prompt_tokens`` is the sum, over the request's messages, of the o200k_base token count
     (``bpe_openai``, ``encode_ordinary``) of each message's text (string content, or the ``text`` parts of
     list content, plus the ``arguments`` of assistant tool calls). No per-message overhead and no tool
-    schemas are counted, so tests can predict it exactly with :func:`prompt_tokens_of`.
+    schemas are counted, so tests can predict it exactly with :func:`prompt_tokens_of`. Each ``image_url``
+    part counts IMAGE_TOKENS (85, OpenAI's low-detail price).
+
+Images
+    ``content`` may be a list of parts, ``{"type": "text", ...}`` and ``{"type": "image_url", "image_url":
+    {"url": ...}}``. An image part without a URL, or with a ``data:`` URL that is not valid base64, gets a
+    400 ``invalid_image`` as OpenAI answers. :func:`image_parts` gives a request's images decoded, and
+    ``respond_when(sha256_hex, ..., scope="image")`` answers the requests that carry that image.
     ``completion_tokens`` is the token count of the returned content / arguments. If the tokenizer cannot
     be loaded, counts fall back to ``ceil(len(text) / 4)``. ``Reply.prompt_tokens`` /
     ``Reply.completion_tokens`` override either.
@@ -81,6 +88,7 @@ from kg_assets.testing.openai_requests import (
     Scope,
     all_text,
     count_tokens,
+    image_parts,
     last_user_text,
     load_tokenizer,
     message_text,
@@ -97,6 +105,7 @@ __all__ = [
     "RequestRecord",
     "all_text",
     "count_tokens",
+    "image_parts",
     "last_user_text",
     "message_text",
     "prompt_tokens_of",
@@ -445,6 +454,11 @@ class FakeOpenAIServer:
                 return response
             if not isinstance(body.get("messages"), list):
                 response = _json_error(400, "'messages' is a required property", param="messages")
+                return response
+            try:
+                image_parts(body)
+            except ValueError as exc:
+                response = _json_error(400, f"Invalid image: {exc}", code="invalid_image", param="messages")
                 return response
             try:
                 reply, fault = await self._choose(seq, body)

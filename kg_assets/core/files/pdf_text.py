@@ -11,6 +11,10 @@ Outline (headings become Markdown heading lines in the text, so chunking finds s
   set larger than the body text (the font size that carries most characters) is a heading, the largest
   size level 1, the next level 2 ...; a short numbered line in a bold font at body size ("2.1 Data")
   is a heading one level below the smallest larger size.
+
+Figures (images and their captions, `files.pdf_figures`) are listed with the page they are on. The image
+of an image-only (scanned) page is a figure too; a PDF with no text layer at all is an error, unless a
+vision model is configured to describe its page images.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
 
 from kg_assets.core.files import DocumentError
+from kg_assets.core.files.pdf_figures import Figure, page_figures
 
 MAX_HEADING_WORDS = 12
 _NUMBERED = re.compile(r"^(?:\d{1,2}\.)*\d{1,2}\.?\s+\S")
@@ -34,6 +39,7 @@ class PdfText:
     text: str
     title: str | None
     headings: list[str]
+    figures: list[Figure]
 
 
 def _fold(line: str) -> str:
@@ -95,7 +101,9 @@ def _font_headings(page_runs: list[list[tuple[str, float, str]]]) -> dict[tuple[
     return found
 
 
-def pdf_to_text(raw: bytes) -> PdfText:
+def pdf_to_text(raw: bytes, scanned_pages: bool = False) -> PdfText:
+    """The text, title, outline and figures of a PDF; DocumentError when it cannot be read, or when it has
+    no text layer, unless `scanned_pages` (a vision model will describe its page images) and it has images."""
     try:
         reader = PdfReader(io.BytesIO(raw))
         read = [_read_page(page) for page in reader.pages]
@@ -103,6 +111,7 @@ def pdf_to_text(raw: bytes) -> PdfText:
         title = reader.metadata.get("/Title") if reader.metadata else None
         bookmarks = _bookmarks(reader)
         fonts = {} if bookmarks else _font_headings([runs for _, runs in read])
+        figures = page_figures(reader.pages, pages)
     except FileNotDecryptedError as exc:
         raise DocumentError("encrypted PDF: a password is needed to read it (save a copy without one)") from exc
     except (PyPdfError, DependencyError, ValueError, KeyError, TypeError) as exc:
@@ -129,6 +138,7 @@ def pdf_to_text(raw: bytes) -> PdfText:
         if lines:
             marked.append("\n".join(lines))
     text = "\n\n".join(marked)
-    if not text:
-        raise DocumentError(f"PDF has no text layer ({len(pages)} pages; scanned images need OCR first)")
-    return PdfText(text, str(title) if title else None, headings)
+    if not text and not (scanned_pages and any(f.image for f in figures)):
+        raise DocumentError(f"PDF has no text layer ({len(pages)} pages; scanned images need OCR first, "
+                            "or a vision model: KG_VISION_MODEL)")
+    return PdfText(text, str(title) if title else None, headings, figures)

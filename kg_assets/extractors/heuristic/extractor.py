@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from kg_assets.core.extraction.figures import add_figure_node
 from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES
 from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, MentionRecord, build_rows
 from kg_assets.extractors.base import settings_digest
@@ -25,7 +26,8 @@ class HeuristicExtractor:
     name = "heuristic"
     # 2: attribute observations, cue-based retyping of weak mentions; 3: ids from the shared row builder;
     # 4: chat speakers and first-person pronouns, pronoun contractions are no names, acronyms in
-    # parentheses take the type of the span whose initials they are
+    # parentheses take the type of the span whose initials they are. A PDF figure's chunk (kind 'figure')
+    # also gives a FIGURE node: text chunks' rows are as before, so the version stays
     code_version = "heuristic-4"
 
     def __init__(
@@ -44,17 +46,12 @@ class HeuristicExtractor:
 
     # --- public ----------------------------------------------------------------------------------
     def extract(self, chunks: pl.DataFrame) -> ExtractionResult:
-        n = chunks.height
-
-        def column(name: str) -> list:
-            return chunks.get_column(name).to_list() if name in chunks.columns else [None] * n
-
         records = []
-        for cid, did, text, chunk_hash in zip(column("chunk_id"), column("document_id"), column("text"),
-                                              column("content_hash")):
-            chunk = ChunkRecords(cid, did, chunk_hash)
+        for row in chunks.iter_rows(named=True):
+            chunk = ChunkRecords(row["chunk_id"], row["document_id"], row.get("content_hash"))
             try:
-                chunk.mentions, chunk.relations, chunk.observations = self._extract_text(text)
+                chunk.mentions, chunk.relations, chunk.observations = self._extract_text(row.get("text"))
+                add_figure_node(chunk, row, row.get("text") or "")
             except Exception as exc:  # one bad chunk never fails the batch
                 chunk.error = f"{type(exc).__name__}: {exc}"
             records.append(chunk)

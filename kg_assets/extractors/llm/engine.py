@@ -28,6 +28,7 @@ from aiolimiter import AsyncLimiter
 from pydantic import ConfigDict
 
 from kg_assets.core import schemas
+from kg_assets.core.extraction.figures import FIGURE_PROMPT_VERSION, add_figure_node, figure_messages
 from kg_assets.core.extraction.prompts import (
     PROMPT_VERSION,
     ExtractionOut,
@@ -42,6 +43,8 @@ from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, build
 from kg_assets.core.extraction.sanitize import row_records, sanitize
 from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
 from kg_assets.core.extraction.working_memory import WorkingMemory
+from kg_assets.core.files.pdf_figures import find_figure
+from kg_assets.core.normalize import stable_hash
 from kg_assets.extractors.base import settings_digest
 from kg_assets.storage.llm_cache import LLMCache
 from kg_assets.settings import LLMSettings
@@ -109,6 +112,8 @@ class LLMExtractor:
         )
         self.version = (f"{self.code_version}/{PROMPT_VERSION}/{s.output_format}/{s.model}/g{s.max_gleanings}"
                         f"{s.gleaning[0]}/{digest}")
+        if s.vision_model:  # figures are described, so their rows change; text chunks' do not, but one version
+            self.version += f"/vision:{s.vision_model}/{FIGURE_PROMPT_VERSION}"
 
     # ---- public ----------------------------------------------------------------------------
     def extract(self, chunks: pl.DataFrame) -> ExtractionResult:
@@ -248,8 +253,12 @@ class LLMExtractor:
         return {key: text for key, text in answers if text}
 
     async def _chunk(self, state: _ChunkState, remembered: Sequence[tuple[str, str]]) -> None:
-        s, row = self.settings, state.row
+        s = self.settings
         try:
+            if state.row.get("kind") == "figure" and s.vision_model:
+                description = await self._describe_figure(state.row)
+                state.row = {**state.row, "text": f"{state.row['text']}\n\n{description}"}
+            row = state.row
             with self._stage("build prompt"):
                 messages = self.first_pass_messages(row, remembered)
             parsed = await self._ask(messages, _where(row, 0), self._parse)
@@ -273,19 +282,36 @@ class LLMExtractor:
         with self._stage("sanitize"):
             state.merged = _sanitized(merge_passes([parsed for _, parsed in state.passes]), self)
 
+    async def _describe_figure(self, row: dict) -> str:
+        """The vision model's description of a figure chunk's image, read again from the PDF; ParseFailure
+        when the file no longer holds that image (the next run chunks it again)."""
+        try:
+            with open(row["document_path"], "rb") as f:
+                figure = find_figure(f.read(), row["page"], row["figure_number"])
+        except (OSError, ValueError) as exc:
+            raise ParseFailure(f"cannot read the figure's image: {exc}") from exc
+        if figure is None or stable_hash(row["text"], figure.image_sha256) != row["content_hash"]:
+            raise ParseFailure("the PDF changed after it was chunked: the figure's image is not the one chunked")
+        messages = figure_messages(row["text"], figure.image, figure.media_type)
+        return await self._ask(messages, {**_where(row, 0), "gleaning_pass": None}, _plain_text, plain_text=True,
+                               vision=True)
+
     async def _ask(self, messages: list[dict], where: dict, parse, plain_text: bool = False,
-                   tool: ToolRequest | None = None):
+                   tool: ToolRequest | None = None, vision: bool = False):
         """One cached request: `parse(content, gleaning_pass, truncated)` turns the answer into a result.
 
-        With `tool`, the answer is that instructor tool's arguments (JSON text), whatever KG_LLM_FORMAT says."""
+        With `tool`, the answer is that instructor tool's arguments (JSON text), whatever KG_LLM_FORMAT says.
+        With `vision`, the request goes to KG_VISION_MODEL (plain text) and is logged as output format 'vision'."""
         s = self.settings
+        model = s.vision_model if vision else s.model
         structured = tool is not None or (self._structured is not None and not plain_text)
         with self._stage("hash prompt"):
-            key = prompt_hash(messages, s.model, tool.params(s) if tool else s.params)
-        output_format = tool.output_format if tool else "text" if plain_text else s.output_format
+            key = prompt_hash(messages, model, tool.params(s) if tool else s.params)
+        output_format = tool.output_format if tool else "vision" if vision else "text" if plain_text else s.output_format
+        prompt_version = tool.prompt_version if tool else FIGURE_PROMPT_VERSION if vision else PROMPT_VERSION
         call = {
-            "call_id": uuid.uuid4().hex, "run_id": self.run_id, **where, "model": s.model,
-            "prompt_version": tool.prompt_version if tool else PROMPT_VERSION, "prompt_hash": key,
+            "call_id": uuid.uuid4().hex, "run_id": self.run_id, **where, "model": model,
+            "prompt_version": prompt_version, "prompt_hash": key,
             "output_format": output_format, "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0.0,
             "cost_usd": 0.0,
         }
@@ -297,13 +323,13 @@ class LLMExtractor:
                 with self._stage("parse answer"):
                     return parse(cached["content"], where["gleaning_pass"], False)
             content, prompt_tokens, completion_tokens, truncated = await self._request(
-                messages, call, structured, tool.response_model if tool else ExtractionTool)
+                messages, call, structured, tool.response_model if tool else ExtractionTool, model)
             call.update(status="ok", prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                         cost_usd=s.cost(prompt_tokens, completion_tokens))
             with self._stage("parse answer"):
                 result = parse(content, where["gleaning_pass"], truncated)
             with self._stage("cache"):
-                self._cache.put(key, s.model, content, prompt_tokens, completion_tokens, _now())
+                self._cache.put(key, model, content, prompt_tokens, completion_tokens, _now())
             return result
         except ParseFailure as exc:
             call.update(status="parse_error", error=str(exc)[:500],
@@ -321,8 +347,10 @@ class LLMExtractor:
             self._calls.append(call)
 
     async def _request(self, messages: list[dict], call: dict, structured: bool,
-                       response_model: type[instructor.OpenAISchema] = ExtractionTool) -> tuple[str, int, int, bool]:
+                       response_model: type[instructor.OpenAISchema] = ExtractionTool,
+                       model: str | None = None) -> tuple[str, int, int, bool]:
         s = self.settings
+        model = model or s.model
         if self._tpm is not None:
             estimate = count_message_tokens(messages) + s.max_completion_tokens
             await self._tpm.acquire(min(estimate, s.tokens_per_minute))
@@ -337,7 +365,7 @@ class LLMExtractor:
                 if structured:
                     try:
                         _, completion = await self._tools.chat.completions.create_with_completion(
-                            model=s.model, messages=messages, response_model=response_model, max_retries=0,
+                            model=model, messages=messages, response_model=response_model, max_retries=0,
                             temperature=s.temperature, max_tokens=s.max_completion_tokens,
                         )
                     except InstructorError as exc:
@@ -346,7 +374,7 @@ class LLMExtractor:
                     content = message.tool_calls[0].function.arguments if message.tool_calls else (message.content or "")
                 else:
                     completion = await self._client.chat.completions.create(
-                        model=s.model, messages=messages, temperature=s.temperature, max_tokens=s.max_completion_tokens,
+                        model=model, messages=messages, temperature=s.temperature, max_tokens=s.max_completion_tokens,
                     )
                     content = completion.choices[0].message.content or ""
             finally:
@@ -377,6 +405,7 @@ class LLMExtractor:
                 error=state.error, passes=len(state.passes), bad_lines=sum(len(p.bad_lines) for _, p in state.passes),
                 complete=bool(state.passes) and all(p.complete for _, p in state.passes),
             )
+            add_figure_node(chunk, row, row["text"])  # a figure's text is its caption and description here
             records.append(chunk)
         result = build_rows(records, extractor=self.name, extractor_version=self.version)
         return replace(result, calls=self.calls)
