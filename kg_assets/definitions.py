@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dagster as dg
 
-from kg_assets.defs import automation, checks, dbt, extraction, facts, graph, ingest
+from kg_assets.defs import automation, checks, extraction, facts, graph, ingest
 from kg_assets.defs.resources import build_resources
 from kg_assets.settings import Settings
 
 
-def build_definitions(settings: Settings) -> dg.Definitions:
+def build_definitions(settings: Settings, marts: bool = True) -> dg.Definitions:
+    """Every definition; `marts=False` leaves out the dbt assets, for a run that does not build them: importing
+    dagster-dbt and dbt-core is seconds of start-up."""
     return dg.Definitions.merge(
         dg.Definitions(assets=[ingest.documents, ingest.chunks]),
         # Rows made by another extractor or version show as stale partitions in the UI (code version).
@@ -19,7 +21,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
                                graph.entity_attributes]),
         dg.Definitions(assets=facts.assets),
         dg.Definitions(asset_checks=checks.checks),
-        dg.Definitions(assets=[dbt.kg_dbt_models], resources={"dbt": dbt.dbt_resource()}),
+        _marts() if marts else dg.Definitions(),
         dg.Definitions(
             jobs=[automation.kg_pipeline, automation.consolidation],
             schedules=[automation.nightly_refresh],
@@ -27,6 +29,12 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         ),
         dg.Definitions(resources=build_resources(settings)),
     )
+
+
+def _marts() -> dg.Definitions:
+    from kg_assets.defs import dbt
+
+    return dg.Definitions(assets=[dbt.kg_dbt_models], resources={"dbt": dbt.dbt_resource()})
 
 
 @dg.definitions

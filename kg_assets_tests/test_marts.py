@@ -1,6 +1,11 @@
 """The dbt marts as Dagster assets: their lineage, their dbt tests as asset checks, and what they answer."""
 
+import subprocess
+import sys
+
 import dagster as dg
+
+from kg_assets.defs.dbt_manifest import model_code_versions
 
 MARTS = ("entity_profile", "relation_type_counts", "attribute_timeline", "document_extraction_health")
 
@@ -62,3 +67,19 @@ def test_a_broken_timeline_fails_its_dbt_test_as_an_asset_check(built):
     verdicts = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
     assert verdicts["attribute_timeline_versions_are_ordered"] is False
     assert verdicts["unique_attribute_timeline_attribute_id"] is True
+
+
+def test_the_planner_reads_the_marts_keys_and_code_versions_as_dagster_dbt_makes_them():
+    from kg_assets.defs.dbt import kg_dbt_models
+
+    assert model_code_versions() == kg_dbt_models.code_versions_by_key
+
+
+def test_a_run_without_marts_builds_its_job_without_importing_dagster_dbt():
+    code = ("import sys; from kg_assets.definitions import build_definitions; from kg_assets.settings import Settings; "
+            "job = build_definitions(Settings(), marts=False).resolve_job_def('kg_pipeline'); "
+            "print(sorted(k.to_user_string() for k in job.asset_layer.executable_asset_keys)[:3], "
+            "'dagster_dbt' in sys.modules, 'dbt' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("False False"), out
+    assert "attribute_supersessions" in out

@@ -75,7 +75,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     from kg_assets.definitions import build_definitions
 
-    job = build_definitions(settings).resolve_job_def("kg_pipeline")
+    job = build_definitions(settings, marts=spec.builds_marts).resolve_job_def("kg_pipeline")
     try:
         wait_for_pools(instance, job_pools(job))
     except KeyboardInterrupt:

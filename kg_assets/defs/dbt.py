@@ -15,9 +15,9 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 
+from kg_assets.defs.dbt_manifest import DBT_DIR
 from kg_assets.defs.resources import WarehouseResource
 
-DBT_DIR = Path(__file__).resolve().parents[2] / "dbt"
 dbt_project = DbtProject(project_dir=DBT_DIR, profiles_dir=DBT_DIR)
 dbt_project.prepare_if_dev()
 if not dbt_project.manifest_path.exists():

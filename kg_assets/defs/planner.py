@@ -18,6 +18,7 @@ from kg_assets.core.chunking import CHUNKER_VERSION
 from kg_assets.core.files import DocumentError
 from kg_assets.core.files.inbox import entry_hash, scan_present_inbox
 from kg_assets.core.planning import Plan, frame_digest, plan_work
+from kg_assets.defs.dbt_manifest import model_code_versions
 from kg_assets.defs.partitions import (
     CONSOLIDATION_ASSETS,
     PARTITIONED_ASSETS,
@@ -96,6 +97,7 @@ class RunSpec:
     run_config: dict
     asset_selection: list[dg.AssetKey] | None
     missing_days: list[str]  # partition keys to add to the instance before the run
+    builds_marts: bool  # False: the job can be built without the dbt assets (and without importing dagster-dbt)
 
 
 def run_spec(plan: Plan, instance: dg.DagsterInstance) -> RunSpec:
@@ -103,30 +105,23 @@ def run_spec(plan: Plan, instance: dg.DagsterInstance) -> RunSpec:
 
     The dbt marts are views: they are (re)built only when a mart's SQL changed or was never built, since a
     view already shows the new rows. That saves dbt's start-up, the largest fixed cost of a small run."""
-    marts = [] if marts_are_current(instance) else _dbt_keys()
+    marts = [] if marts_are_current(instance) else list(model_code_versions())
     consolidation = [dg.AssetKey(a) for a in CONSOLIDATION_ASSETS]
     if not plan.days:
-        return RunSpec({}, {}, consolidation + marts, [])
+        return RunSpec({}, {}, consolidation + marts, [], bool(marts))
     existing = list(instance.get_dynamic_partitions(arrival_days.name))
     missing = sorted(set(plan.days) - set(existing))
     ordered = existing + missing
     scope = RunScope(documents=list(plan.documents) if plan.documents is not None else None, take_new=plan.take_new,
                      redo_extraction=plan.redo_extraction)
     selection = None if marts else [dg.AssetKey(a) for a in PARTITIONED_ASSETS] + consolidation
-    return RunSpec(range_tags(*partition_range(plan.days, ordered)), scope.run_config(), selection, missing)
-
-
-def _dbt_keys() -> list[dg.AssetKey]:
-    from kg_assets.defs.dbt import kg_dbt_models
-
-    return list(kg_dbt_models.keys)
+    return RunSpec(range_tags(*partition_range(plan.days, ordered)), scope.run_config(), selection, missing,
+                   bool(marts))
 
 
 def marts_are_current(instance: dg.DagsterInstance) -> bool:
     """Every dbt model's view was last built from the SQL it has now (dagster-dbt's code version)."""
-    from kg_assets.defs.dbt import kg_dbt_models
-
-    for key, code_version in kg_dbt_models.code_versions_by_key.items():
+    for key, code_version in model_code_versions().items():
         event = instance.get_latest_materialization_event(key)
         if event is None or event.asset_materialization.tags.get(CODE_VERSION_TAG) != code_version:
             return False
