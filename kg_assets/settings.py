@@ -79,9 +79,12 @@ class WarehouseSettings(BaseModel):
     def _lake_complete(self) -> WarehouseSettings:
         if self.backend == "ducklake" and not (self.lake_catalog and self.lake_data_path):
             raise ValueError("KG_WAREHOUSE_BACKEND=ducklake needs KG_DUCKLAKE_CATALOG and KG_DUCKLAKE_DATA_PATH")
-        if self.lake_data_path and "://" not in self.lake_data_path:
-            self.lake_data_path = str(Path(self.lake_data_path).resolve())
         return self
+
+    @field_validator("lake_data_path")
+    @classmethod
+    def _absolute_folder(cls, value: str | None) -> str | None:
+        return value if value is None or "://" in value else str(Path(value).resolve())
 
 
 class IngestSettings(BaseModel):

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import duckdb_ext
 
-__all__ = ["EXTENSION_DIR", "LAKE", "LakeUnavailable", "connect_lake", "redact_dsn"]
+__all__ = ["EXTENSION_DIR", "LAKE", "LakeNotCreated", "LakeUnavailable", "connect_lake", "redact_dsn"]
 
 # duckdb_ext/extensions/v<duckdb version>/<platform>/<name>.duckdb_extension, DuckDB's own layout.
 EXTENSION_DIR = Path(next(iter(duckdb_ext.__path__))) / "extensions"
@@ -22,6 +22,10 @@ _EXTENSIONS = {"ducklake": "duckdb-ext-ducklake", "postgres": "duckdb-ext-postgr
 
 class LakeUnavailable(RuntimeError):
     """An extension is missing or the catalog cannot be attached: raised at the first connection."""
+
+
+class LakeNotCreated(LakeUnavailable):
+    """A read-only attach of a catalog no write connection has initialised yet."""
 
 
 def connect_lake(catalog: str, data_path: str, read_only: bool = False,
@@ -44,6 +48,8 @@ def connect_lake(catalog: str, data_path: str, read_only: bool = False,
             con.execute(f"ATTACH {_literal('ducklake:postgres:' + catalog)} AS {LAKE} "
                         f"({options.replace('$data', _literal(data_path))})")
         except duckdb.Error as exc:
+            if read_only and "creating a new DuckLake is explicitly disabled" in str(exc):
+                raise LakeNotCreated(f"no DuckLake in {redact_dsn(catalog)} yet (`kg run` builds it)") from exc
             raise LakeUnavailable(f"cannot attach the DuckLake catalog (KG_DUCKLAKE_CATALOG={redact_dsn(catalog)}, "
                                   f"data {data_path}): {exc}") from exc
         con.execute(f"USE {LAKE}")

@@ -23,7 +23,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_expone
 
 from kg_assets.core import schemas
 from kg_assets.storage.ddl import SCHEMA, create_schema, create_session_macros
-from kg_assets.storage.lake import LAKE, connect_lake
+from kg_assets.storage.lake import LAKE, LakeNotCreated, connect_lake
 from kg_assets.storage.reads import WarehouseReads, fetch_frame, fetch_scalar
 
 __all__ = ["SANDBOX", "SCHEMA", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
@@ -93,9 +93,20 @@ class Warehouse(WarehouseReads):
             return cls(f"ducklake:{settings.lake_data_path}", timeout, lake=(settings.lake_catalog, settings.lake_data_path))
         return cls(settings.db_path, timeout)
 
+    @property
+    def folder(self) -> Path:
+        """The local folder beside the warehouse for files derived from it (pictures)."""
+        return Path(self.lake[1] if self.lake is not None else self.path).parent
+
     def exists(self) -> bool:
-        # A lake's catalog tables are created by the first ATTACH; schema `kg` by the first write connection.
-        return self.lake is not None or Path(self.path).exists()
+        if self.lake is None:
+            return Path(self.path).exists()
+        # A lake exists once a write connection has initialised its catalog (a read-only ATTACH cannot).
+        try:
+            connect_lake(*self.lake, read_only=True).close()
+        except LakeNotCreated:
+            return False
+        return True
 
     @contextlib.contextmanager
     def connect(self, read_only: bool = False, sandboxed: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -104,14 +115,18 @@ class Warehouse(WarehouseReads):
         `sandboxed` (read-only only) is the connection for user SQL: see SANDBOX."""
         if sandboxed and not read_only:
             raise ValueError("a sandboxed connection is read-only")
-        if read_only and not self.exists():
+        if read_only and self.lake is None and not self.exists():
             raise WarehouseNotFound(f"no warehouse at {self.path} yet (`kg run` builds it)")
-        new_file = not self.exists()
-        if new_file:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         if self.lake is not None:
-            con = connect_lake(*self.lake, read_only=read_only, config=SANDBOX if sandboxed else None)
+            new_file = False  # a write ATTACH initialises the catalog; the schema is checked once per process
+            try:
+                con = connect_lake(*self.lake, read_only=read_only, config=SANDBOX if sandboxed else None)
+            except LakeNotCreated as exc:
+                raise WarehouseNotFound(str(exc)) from exc
         else:
+            new_file = not self.exists()
+            if new_file:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             con = _open(self.path, read_only, self.lock_timeout_s, SANDBOX if sandboxed else None)
         try:
             if not read_only and (new_file or self.path not in _SCHEMA_READY):
