@@ -53,9 +53,17 @@ _FIELDS = ConfigDict(validate_by_name=True, validate_by_alias=True, validate_def
 
 
 class WarehouseSettings(BaseModel):
-    """The DuckDB file holding schema `kg`."""
+    """Where schema `kg` lives: one DuckDB file (default) or a DuckLake (PostgreSQL catalog + data folder)."""
 
     model_config = _FIELDS
+
+    backend: Literal["duckdb", "ducklake"] = Field(
+        "duckdb", validation_alias="KG_WAREHOUSE_BACKEND",
+        description="duckdb: the embedded file KG_DUCKDB_PATH; ducklake: KG_DUCKLAKE_CATALOG + KG_DUCKLAKE_DATA_PATH")
+    lake_catalog: str | None = Field(None, validation_alias="KG_DUCKLAKE_CATALOG",
+                                     description="libpq DSN of the DuckLake catalog database, e.g. 'dbname=kg host=db'")
+    lake_data_path: str | None = Field(None, validation_alias="KG_DUCKLAKE_DATA_PATH",
+                                       description="folder (or s3:// prefix) of the DuckLake's Parquet files")
 
     db_path: str = Field("data/warehouse.duckdb", validation_alias="KG_DUCKDB_PATH",
                          description="DuckDB file holding schema kg; dbt reads it too")
@@ -66,6 +74,17 @@ class WarehouseSettings(BaseModel):
     @classmethod
     def _absolute(cls, value: str) -> str:
         return str(Path(value).resolve())
+
+    @model_validator(mode="after")
+    def _lake_complete(self) -> WarehouseSettings:
+        if self.backend == "ducklake" and not (self.lake_catalog and self.lake_data_path):
+            raise ValueError("KG_WAREHOUSE_BACKEND=ducklake needs KG_DUCKLAKE_CATALOG and KG_DUCKLAKE_DATA_PATH")
+        return self
+
+    @field_validator("lake_data_path")
+    @classmethod
+    def _absolute_folder(cls, value: str | None) -> str | None:
+        return value if value is None or "://" in value else str(Path(value).resolve())
 
 
 class IngestSettings(BaseModel):

@@ -92,7 +92,7 @@ def _store(args: argparse.Namespace):
     from kg_assets.storage.warehouse import Warehouse
 
     settings = load_settings(args)
-    return settings, FactStore(Warehouse(settings.warehouse.db_path, settings.warehouse.lock_timeout_s))
+    return settings, FactStore(Warehouse.from_settings(settings.warehouse))
 
 
 def cmd_remember(args: argparse.Namespace) -> int:

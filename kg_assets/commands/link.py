@@ -28,7 +28,7 @@ def link_command(args: argparse.Namespace) -> int:
     from kg_assets.storage.warehouse import Warehouse
 
     settings = load_settings(args)
-    warehouse = Warehouse(settings.warehouse.db_path, settings.warehouse.lock_timeout_s)
+    warehouse = Warehouse.from_settings(settings.warehouse)
     if args.action == "list":
         with pl.Config(tbl_rows=-1, fmt_str_lengths=60):
             print(warehouse.link_overrides())

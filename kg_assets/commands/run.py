@@ -48,7 +48,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     inbox = Path(settings.ingest.inbox_dir)
-    warehouse = Warehouse(settings.warehouse.db_path, settings.warehouse.lock_timeout_s)
+    warehouse = Warehouse.from_settings(settings.warehouse)
     instance = dg.DagsterInstance.get()
     try:
         plan = current_plan(inbox, warehouse, instance, settings.extractor.build_extractor().version, today_utc(),

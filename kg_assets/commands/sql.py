@@ -26,7 +26,7 @@ def sql_command(args: argparse.Namespace) -> int:
     from kg_assets.storage.warehouse import Warehouse
 
     settings = load_settings(args)
-    warehouse = Warehouse(settings.warehouse.db_path, settings.warehouse.lock_timeout_s)
+    warehouse = Warehouse.from_settings(settings.warehouse)
     try:
         result = warehouse.run_user_query(args.query)
     except duckdb.Error as exc:  # a typo, a write, or a file, URL or extension the sandbox refuses

@@ -45,7 +45,7 @@ consolidation = dg.define_asset_job(
 def inbox_sensor(context: dg.SensorEvaluationContext, settings: IngestResource, warehouse: WarehouseResource,
                  extractor: ExtractorResource):
     cursor = PlanCursor.parse(context.cursor)
-    wh = Warehouse(warehouse.db_path, lock_timeout_s=min(warehouse.lock_timeout_s, SENSOR_LOCK_TIMEOUT_S))
+    wh = Warehouse.from_settings(warehouse, min(warehouse.lock_timeout_s, SENSOR_LOCK_TIMEOUT_S))
     try:
         plan = current_plan(Path(settings.inbox_dir), wh, context.instance, extractor.build_extractor().version,
                             today_utc(), include_stale=False)

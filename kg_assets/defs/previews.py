@@ -54,7 +54,7 @@ def core_picture(warehouse: Warehouse, top: int = 25) -> dict[str, dg.MetadataVa
     the materialization, so the UI shows the graph itself (the picture `kg picture` draws)."""
     from kg_assets.query.picture import render_core
 
-    path = render_core(warehouse.path, Path(warehouse.path).parent / "pictures" / "graph_core.svg", top=top)
+    path = render_core(warehouse, warehouse.folder / "pictures" / "graph_core.svg", top=top)
     encoded = base64.b64encode(path.read_bytes()).decode()
     return {"core_picture": dg.MetadataValue.md(f"![The {top} most connected entities](data:image/svg+xml;base64,{encoded})"),
             "core_picture_path": dg.MetadataValue.path(str(path))}

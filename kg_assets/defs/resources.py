@@ -28,10 +28,10 @@ IngestResource = dg.ResourceParam[IngestSettings]
 
 
 class WarehouseResource(dg.ConfigurableResource, WarehouseSettings):
-    """The DuckDB file holding schema `kg`."""
+    """The DuckDB file or DuckLake holding schema `kg`."""
 
     def get(self) -> Warehouse:
-        return Warehouse(self.db_path, lock_timeout_s=self.lock_timeout_s)
+        return Warehouse.from_settings(self)
 
 
 class ExtractorResource(dg.ConfigurableResource, ExtractorSettings):

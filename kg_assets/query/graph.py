@@ -42,8 +42,9 @@ def _attributes(card: dict) -> dict[str, str]:
 
 
 class KnowledgeGraph:
-    def __init__(self, db_path: str | os.PathLike[str] | None = None):
-        self.warehouse = Warehouse(db_path)
+    def __init__(self, db_path: str | os.PathLike[str] | Warehouse | None = None):
+        # A Warehouse (e.g. a DuckLake from the settings) or the path of a DuckDB file.
+        self.warehouse = db_path if isinstance(db_path, Warehouse) else Warehouse(db_path)
         self._reads: GraphReads | None = None
         self._connection: contextlib.ExitStack | None = None
 
@@ -60,7 +61,7 @@ class KnowledgeGraph:
         self._reads = self._connection = None
 
     def _connect(self):
-        if not Path(self.warehouse.path).exists():
+        if not self.warehouse.exists():
             raise WarehouseNotBuilt(f"no warehouse at {self.warehouse.path}; run `kg run` first")
         return self.warehouse.connect(read_only=True)
 

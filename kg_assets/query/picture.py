@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from kg_assets.query.models import Subgraph
+from kg_assets.storage.warehouse import Warehouse
 
 PICTURE_SUFFIXES = (".svg", ".png")
 MAX_LABEL_CHARS = 24
@@ -81,7 +82,7 @@ def render_subgraph(subgraph: Subgraph, out: str | os.PathLike[str], title: str 
     return out
 
 
-def render_core(db_path: str | os.PathLike[str] | None, out: str | os.PathLike[str], top: int = 25) -> Path:
+def render_core(db_path: str | os.PathLike[str] | Warehouse | None, out: str | os.PathLike[str], top: int = 25) -> Path:
     """The picture of the graph's most connected core (the `top` nodes of highest degree), e.g. for the
     knowledge_graph materialization's metadata."""
     from kg_assets.query.graph import KnowledgeGraph

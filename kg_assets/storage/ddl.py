@@ -58,7 +58,18 @@ FROM {SCHEMA}.graph_nodes n, unnest(n.source_chunk_ids) AS u(chunk_id)
 LEFT JOIN {SCHEMA}.chunks c ON c.chunk_id = u.chunk_id
 WHERE n.valid_until IS NULL AND u.chunk_id IS NOT NULL"""
 
-VIEWS = (CURRENT_ATTRIBUTES_VIEW, ATTRIBUTE_HISTORY_VIEW, ATTRIBUTES_AS_OF_VIEW, ATTRIBUTES_AT_MACRO, EXTRACTED_FROM_VIEW)
+VIEWS = (CURRENT_ATTRIBUTES_VIEW, ATTRIBUTE_HISTORY_VIEW, ATTRIBUTES_AS_OF_VIEW, EXTRACTED_FROM_VIEW)
+MACROS = (ATTRIBUTES_AT_MACRO,)
+
+
+def create_session_macros(con: duckdb.DuckDBPyConnection, lake: str) -> None:
+    """DuckLake stores no functions: each lake session gets the macros in its in-memory catalog's schema `kg`,
+    found as `kg.…` through the search path, reading the lake's tables."""
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS memory.{SCHEMA}")
+    for statement in MACROS:
+        con.execute(statement.replace(f"MACRO {SCHEMA}.", f"MACRO memory.{SCHEMA}.")
+                    .replace(f"FROM {SCHEMA}.", f"FROM {lake}.{SCHEMA}."))
+    con.execute(f"SET search_path = '{lake}.{SCHEMA},memory.{SCHEMA}'")
 
 
 def table_ddl(table: str, schema: dict[str, pl.DataType]) -> str:
@@ -66,8 +77,9 @@ def table_ddl(table: str, schema: dict[str, pl.DataType]) -> str:
     return f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{table} ({cols})"
 
 
-def create_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create schema `kg`, its tables, views and macro; add contract columns that older files lack."""
+def create_schema(con: duckdb.DuckDBPyConnection, lake: bool = False) -> None:
+    """Create schema `kg`, its tables, views and macro (a lake's are per session); add contract columns that
+    older files lack."""
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
     existing = {row[0] for row in con.execute(
         "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = $s", {"s": SCHEMA}
@@ -80,7 +92,7 @@ def create_schema(con: duckdb.DuckDBPyConnection) -> None:
                 con.execute(f'ALTER TABLE {SCHEMA}.{table} ADD COLUMN "{name}" {DUCK_TYPES[dtype]}')
     if "documents.document_id" in existing and "documents.arrival_day" not in existing:
         con.execute(BACKFILL_ARRIVAL_DAYS)
-    for statement in VIEWS:
+    for statement in VIEWS + (() if lake else MACROS):
         con.execute(statement)
 
 

@@ -22,7 +22,8 @@ import polars as pl
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential_jitter
 
 from kg_assets.core import schemas
-from kg_assets.storage.ddl import SCHEMA, create_schema
+from kg_assets.storage.ddl import SCHEMA, create_schema, create_session_macros
+from kg_assets.storage.lake import LAKE, LakeNotCreated, connect_lake
 from kg_assets.storage.reads import WarehouseReads, fetch_frame, fetch_scalar
 
 __all__ = ["SANDBOX", "SCHEMA", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
@@ -77,12 +78,35 @@ def now_utc() -> datetime:
 class Warehouse(WarehouseReads):
     """Small, explicit access to the `kg` schema of one DuckDB file."""
 
-    def __init__(self, path: str | os.PathLike[str], lock_timeout_s: float = 120.0):
+    def __init__(self, path: str | os.PathLike[str], lock_timeout_s: float = 120.0,
+                 lake: tuple[str, str] | None = None):
+        """`lake` = (PostgreSQL catalog DSN, data path) selects DuckLake; `path` is then only a label."""
         self.path = str(path)
         self.lock_timeout_s = lock_timeout_s
+        self.lake = lake
+
+    @classmethod
+    def from_settings(cls, settings, lock_timeout_s: float | None = None) -> Warehouse:
+        """The warehouse a WarehouseSettings (or its resource) selects: the DuckDB file or the DuckLake."""
+        timeout = settings.lock_timeout_s if lock_timeout_s is None else lock_timeout_s
+        if settings.backend == "ducklake":
+            return cls(f"ducklake:{settings.lake_data_path}", timeout, lake=(settings.lake_catalog, settings.lake_data_path))
+        return cls(settings.db_path, timeout)
+
+    @property
+    def folder(self) -> Path:
+        """The local folder beside the warehouse for files derived from it (pictures)."""
+        return Path(self.lake[1] if self.lake is not None else self.path).parent
 
     def exists(self) -> bool:
-        return Path(self.path).exists()
+        if self.lake is None:
+            return Path(self.path).exists()
+        # A lake exists once a write connection has initialised its catalog (a read-only ATTACH cannot).
+        try:
+            connect_lake(*self.lake, read_only=True).close()
+        except LakeNotCreated:
+            return False
+        return True
 
     @contextlib.contextmanager
     def connect(self, read_only: bool = False, sandboxed: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -91,16 +115,25 @@ class Warehouse(WarehouseReads):
         `sandboxed` (read-only only) is the connection for user SQL: see SANDBOX."""
         if sandboxed and not read_only:
             raise ValueError("a sandboxed connection is read-only")
-        if read_only and not self.exists():
+        if read_only and self.lake is None and not self.exists():
             raise WarehouseNotFound(f"no warehouse at {self.path} yet (`kg run` builds it)")
-        new_file = not self.exists()
-        if new_file:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        con = _open(self.path, read_only, self.lock_timeout_s, SANDBOX if sandboxed else None)
+        if self.lake is not None:
+            new_file = False  # a write ATTACH initialises the catalog; the schema is checked once per process
+            try:
+                con = connect_lake(*self.lake, read_only=read_only, config=SANDBOX if sandboxed else None)
+            except LakeNotCreated as exc:
+                raise WarehouseNotFound(str(exc)) from exc
+        else:
+            new_file = not self.exists()
+            if new_file:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            con = _open(self.path, read_only, self.lock_timeout_s, SANDBOX if sandboxed else None)
         try:
             if not read_only and (new_file or self.path not in _SCHEMA_READY):
-                create_schema(con)
+                create_schema(con, lake=self.lake is not None)
                 _SCHEMA_READY.add(self.path)
+            if self.lake is not None and not sandboxed:
+                create_session_macros(con, LAKE)
             yield con
         finally:
             con.close()

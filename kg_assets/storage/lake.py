@@ -1,0 +1,73 @@
+"""DuckLake connections: the catalog in PostgreSQL, the data files in a folder, attached as the default database.
+
+The ducklake and postgres extensions are loaded only from the duckdb-ext-* packages installed beside duckdb
+(their folder is DuckDB's extension directory), with signature checks on and no download at run time: the
+binaries are the official signed ones, matched to the pinned duckdb version.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import duckdb_ext
+
+__all__ = ["EXTENSION_DIR", "LAKE", "LakeNotCreated", "LakeUnavailable", "connect_lake", "redact_dsn"]
+
+# duckdb_ext/extensions/v<duckdb version>/<platform>/<name>.duckdb_extension, DuckDB's own layout.
+EXTENSION_DIR = Path(next(iter(duckdb_ext.__path__))) / "extensions"
+LAKE = "lake"
+_EXTENSIONS = {"ducklake": "duckdb-ext-ducklake", "postgres": "duckdb-ext-postgres"}
+
+
+class LakeUnavailable(RuntimeError):
+    """An extension is missing or the catalog cannot be attached: raised at the first connection."""
+
+
+class LakeNotCreated(LakeUnavailable):
+    """A read-only attach of a catalog no write connection has initialised yet."""
+
+
+def connect_lake(catalog: str, data_path: str, read_only: bool = False,
+                 extension_dir: Path = EXTENSION_DIR, config: dict | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB session with the lake attached as LAKE and selected (`kg.x` means `lake.kg.x`)."""
+    con = duckdb.connect(config={"extension_directory": str(extension_dir), "autoinstall_known_extensions": False,
+                                 "autoload_known_extensions": False, "allow_unsigned_extensions": False})
+    try:
+        for name, package in _EXTENSIONS.items():
+            try:
+                con.execute(f"LOAD {name}")
+            except duckdb.Error as exc:
+                raise LakeUnavailable(f"the DuckDB extension {name} is not installed under {extension_dir} "
+                                      f"(pip install {package} matching duckdb {duckdb.__version__}): {exc}") from exc
+        if not read_only:
+            Path(data_path).mkdir(parents=True, exist_ok=True)
+        options = "DATA_PATH $data" + (", READ_ONLY" if read_only else "")
+        try:
+            # ATTACH takes no prepared parameters for its path: the DSN is a setting, not user input.
+            con.execute(f"ATTACH {_literal('ducklake:postgres:' + catalog)} AS {LAKE} "
+                        f"({options.replace('$data', _literal(data_path))})")
+        except duckdb.Error as exc:
+            if read_only and "creating a new DuckLake is explicitly disabled" in str(exc):
+                raise LakeNotCreated(f"no DuckLake in {redact_dsn(catalog)} yet (`kg run` builds it)") from exc
+            raise LakeUnavailable(f"cannot attach the DuckLake catalog (KG_DUCKLAKE_CATALOG={redact_dsn(catalog)}, "
+                                  f"data {data_path}): {exc}") from exc
+        con.execute(f"USE {LAKE}")
+        if config and config.get("enable_external_access") is False and "://" not in data_path:
+            # A sandboxed session still reads the lake's own Parquet files, and no other file.
+            con.execute(f"SET allowed_directories = [{_literal(str(Path(data_path)) + '/')}]")
+        for key, value in (config or {}).items():
+            con.execute(f"SET {key} = {_literal(str(value)) if not isinstance(value, bool) else str(value).lower()}")
+        return con
+    except BaseException:
+        con.close()
+        raise
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def redact_dsn(dsn: str) -> str:
+    """A libpq DSN with its password=… field hidden (for messages)."""
+    return " ".join("password=***" if part.startswith("password=") else part for part in dsn.split())

@@ -1,0 +1,79 @@
+"""The DuckLake backend against the local PostgreSQL: a catalog database of its own per test, real files."""
+
+from __future__ import annotations
+
+import uuid
+
+import psycopg2
+import pytest
+
+from kg_assets.settings import Settings
+from kg_assets.storage.lake import LakeUnavailable, connect_lake
+from kg_assets.storage.reads import fetch_frame
+from kg_assets.storage.warehouse import Warehouse
+
+PG = "host=127.0.0.1 port=5432 user=postgres"
+
+
+def _admin(sql: str) -> None:
+    con = psycopg2.connect(f"{PG} dbname=postgres")
+    con.autocommit = True
+    try:
+        con.cursor().execute(sql)
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def lake_catalog():
+    name = f"kg_lake_test_{uuid.uuid4().hex[:12]}"
+    _admin(f"CREATE DATABASE {name}")
+    try:
+        yield f"{PG} dbname={name}"
+    finally:
+        _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def lake(lake_catalog, tmp_path) -> Warehouse:
+    settings = Settings.from_env({"KG_WAREHOUSE_BACKEND": "ducklake", "KG_DUCKLAKE_CATALOG": lake_catalog,
+                                  "KG_DUCKLAKE_DATA_PATH": str(tmp_path / "lake")})
+    return Warehouse.from_settings(settings.warehouse)
+
+
+def test_a_lake_warehouse_writes_reads_and_keeps_views_and_macro(lake, tmp_path):
+    lake.set_link_override("a", "b", "merge", "same person")
+    lake.set_link_override("b", "a", "split")  # replaces the pair in the same transaction
+    with lake.connect(read_only=True) as con:
+        rows = fetch_frame(con, "SELECT from_id, to_id, action FROM kg.link_overrides").rows()
+        macro = con.execute("SELECT count(*) FROM kg.entity_attributes_at(now())").fetchone()[0]
+        view = con.execute("SELECT count(*) FROM kg.entity_attributes_current").fetchone()[0]
+    assert rows == [("b", "a", "split")]
+    assert (macro, view) == (0, 0)
+    assert list((tmp_path / "lake").rglob("*.parquet")), "the rows are Parquet files under the data path"
+
+
+def test_a_sandboxed_lake_session_reads_the_lake_and_no_other_file(lake, tmp_path):
+    lake.set_link_override("a", "b", "merge")
+    secret = tmp_path / "secret.csv"
+    secret.write_text("x\n1\n")
+    with lake.connect(read_only=True, sandboxed=True) as con:
+        assert con.execute("SELECT count(*) FROM kg.link_overrides").fetchone()[0] == 1
+        with pytest.raises(Exception, match="disabled by configuration|Permission"):
+            con.execute("SELECT * FROM read_csv($p)", {"p": str(secret)}).fetchall()
+
+
+def test_a_missing_extension_fails_at_start_with_the_package_to_install(lake_catalog, tmp_path):
+    with pytest.raises(LakeUnavailable, match="extension ducklake is not installed.*pip install duckdb-ext-ducklake"):
+        connect_lake(lake_catalog, str(tmp_path / "lake"), extension_dir=tmp_path / "no-extensions")
+
+
+def test_an_unreachable_catalog_fails_at_start_naming_the_catalog(tmp_path):
+    with pytest.raises(LakeUnavailable, match="cannot attach the DuckLake catalog.*port=1.*password=\\*\\*\\*"):
+        connect_lake("host=127.0.0.1 port=1 user=postgres password=hunter2 dbname=nope", str(tmp_path / "lake"))
+
+
+def test_the_lake_backend_needs_a_catalog_and_a_data_path():
+    with pytest.raises(Exception, match="needs KG_DUCKLAKE_CATALOG and KG_DUCKLAKE_DATA_PATH"):
+        Settings.from_env({"KG_WAREHOUSE_BACKEND": "ducklake"})
+    assert Settings.from_env({}).warehouse.backend == "duckdb"
