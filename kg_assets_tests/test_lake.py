@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
+import duckdb
 import psycopg2
 import pytest
 
@@ -12,7 +19,11 @@ from kg_assets.storage.lake import LakeUnavailable, connect_lake
 from kg_assets.storage.reads import fetch_frame
 from kg_assets.storage.warehouse import Warehouse
 
+from kg_assets_tests.conftest import SAMPLE_INBOX
+
 PG = "host=127.0.0.1 port=5432 user=postgres"
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
 
 
 def _admin(sql: str) -> None:
@@ -77,3 +88,30 @@ def test_the_lake_backend_needs_a_catalog_and_a_data_path():
     with pytest.raises(Exception, match="needs KG_DUCKLAKE_CATALOG and KG_DUCKLAKE_DATA_PATH"):
         Settings.from_env({"KG_WAREHOUSE_BACKEND": "ducklake"})
     assert Settings.from_env({}).warehouse.backend == "duckdb"
+
+
+def test_kg_run_on_the_lake_builds_what_the_embedded_file_holds_and_the_dbt_marts(lake_catalog, tmp_path,
+                                                                                   built_warehouse):
+    """The whole pipeline, checks and dbt included, through the installed `kg` on a fresh lake."""
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    lake_env = {"KG_WAREHOUSE_BACKEND": "ducklake", "KG_DUCKLAKE_CATALOG": lake_catalog,
+                "KG_DUCKLAKE_DATA_PATH": str(tmp_path / "lake")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "KG_", "DAGSTER_"))},
+           "DAGSTER_HOME": str(home), **lake_env}
+    proc = subprocess.run([BIN / "kg", "run", "--inbox", SAMPLE_INBOX], env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    passed, total = map(int, re.search(r"checks\s+(\d+)/(\d+) passed", proc.stdout).groups())
+    assert passed == total and total > 40, "the dbt tests ran as checks too"
+    lake = Warehouse.from_settings(Settings.from_env(lake_env).warehouse)
+    graph = ("SELECT entity_id, name, entity_type FROM kg.entities WHERE valid_until IS NULL ORDER BY ALL",
+             "SELECT edge_id FROM kg.graph_edges WHERE valid_until IS NULL ORDER BY ALL")
+    with lake.connect(read_only=True) as con:
+        on_lake = [con.execute(query).fetchall() for query in graph]
+        profiles = con.execute("SELECT count(*) FROM kg_marts.entity_profile").fetchone()[0]
+    with duckdb.connect(str(built_warehouse), read_only=True) as con:
+        embedded = [con.execute(query).fetchall() for query in graph]
+    assert on_lake == embedded and len(on_lake[0]) > 100
+    assert profiles == len(on_lake[0])

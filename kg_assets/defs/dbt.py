@@ -38,6 +38,15 @@ class KgTranslator(DagsterDbtTranslator):
 
 @dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=KgTranslator(), pool="duckdb")
 def kg_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
-    # dbt runs as a subprocess; its profile takes the file from this var, so it reads what the assets wrote.
-    warehouse_var = json.dumps({"kg_duckdb_path": warehouse.db_path})
-    yield from dbt.cli(["build", "--vars", warehouse_var], context=context).stream()
+    yield from dbt.cli(["build", *dbt_target_args(warehouse)], context=context).stream()
+
+
+def dbt_target_args(warehouse: WarehouseResource) -> list[str]:
+    """dbt runs as a subprocess: its profile's target and vars say where the assets wrote (dbt/profiles.yml)."""
+    if warehouse.backend == "ducklake":
+        from kg_assets.storage.lake import EXTENSION_DIR
+
+        return ["--target", "lake", "--vars", json.dumps({
+            "kg_lake_catalog": warehouse.lake_catalog, "kg_lake_data_path": warehouse.lake_data_path,
+            "kg_extension_dir": str(EXTENSION_DIR)})]
+    return ["--vars", json.dumps({"kg_duckdb_path": warehouse.db_path})]
