@@ -80,7 +80,7 @@ def test_column_descriptions_come_from_the_schema_contracts():
 def test_partitions_extracted_by_another_extractor_show_as_stale(built):
     project = built
     assert project.run_all().success
-    day = today_utc()
+    day = project.warehouse.arrival_days()[0]  # the sample's one day, when the warehouse was built
     stub = build_definitions(project_settings(project.inbox, project.warehouse.path, engine=STUB))
     for defs, expected in ((project.defs, StaleStatus.FRESH), (stub, StaleStatus.STALE)):
         # what the UI asks: Dagster's own stale-status resolver over these definitions

@@ -207,17 +207,15 @@ def test_64_concurrent_requests_with_latency_overlap(openai_server):
     async def main():
         c = openai.AsyncOpenAI(base_url=openai_server.base_url, api_key="test", max_retries=0)
         try:
-            await ask_async(c, "warm-up")  # the client's first call pays lazy imports (~0.5 s); not timed
-            started = time.perf_counter()
-            results = await asyncio.gather(*(ask_async(c, f"chunk {i}") for i in range(64)))
-            return results, time.perf_counter() - started
+            await ask_async(c, "warm-up")
+            return await asyncio.gather(*(ask_async(c, f"chunk {i}") for i in range(64)))
         finally:
             await c.close()
 
-    results, elapsed = asyncio.run(main())
+    results = asyncio.run(main())
     assert [r.choices[0].message.content for r in results] == [f"echo chunk {i}" for i in range(64)]
-    assert elapsed < 1.0, elapsed  # serialized would be 12.8 s
     timings = openai_server.timings[1:]
+    # overlap, not wall time (a loaded machine stretches that): half the requests were open at once
     assert openai_server.calls == 65 and openai_server.peak_in_flight >= 32
     assert all(end - start >= 0.19 for start, end in timings)
     assert max(end for _, end in timings) - min(start for start, _ in timings) < 1.0
