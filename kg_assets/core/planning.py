@@ -237,5 +237,5 @@ def advance(cursor: PlanCursor, plan: Plan, requested_run_failed: bool = False) 
             return cursor, None
         retried = PlanCursor(cursor.generation + 1, plan.digest, cursor.retries + 1)
         return retried, retried.run_key
-    generation = cursor.generation + 1
-    return PlanCursor(generation, plan.digest), f"{generation}:{plan.digest}"
+    requested = PlanCursor(cursor.generation + 1, plan.digest)
+    return requested, requested.run_key

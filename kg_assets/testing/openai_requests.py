@@ -154,3 +154,20 @@ class Rule:
         self.hits += 1
         return reply
 
+
+
+def request_problem(body: Any) -> dict | None:
+    """Why OpenAI would refuse this chat request body with a 400 (the message, code and param of its error
+    body), or None when the server can answer it."""
+    if not isinstance(body, dict):
+        return {"message": "We could not parse the JSON body of your request."}
+    if body.get("stream"):
+        return {"message": "stream=true is not supported by FakeOpenAIServer", "code": "unsupported_parameter",
+                "param": "stream"}
+    if not isinstance(body.get("messages"), list):
+        return {"message": "'messages' is a required property", "param": "messages"}
+    try:
+        image_parts(body)
+    except ValueError as exc:
+        return {"message": f"Invalid image: {exc}", "code": "invalid_image", "param": "messages"}
+    return None

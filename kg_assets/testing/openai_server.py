@@ -33,19 +33,19 @@ Token usage
     (``bpe_openai``, ``encode_ordinary``) of each message's text (string content, or the ``text`` parts of
     list content, plus the ``arguments`` of assistant tool calls). No per-message overhead and no tool
     schemas are counted, so tests can predict it exactly with :func:`prompt_tokens_of`. Each ``image_url``
-    part counts IMAGE_TOKENS (85, OpenAI's low-detail price).
+    part counts IMAGE_TOKENS (85, OpenAI's low-detail price). ``completion_tokens`` is the token count of
+    the returned content / arguments. If the tokenizer cannot be loaded, counts fall back to
+    ``ceil(len(text) / 4)``. ``Reply.prompt_tokens`` / ``Reply.completion_tokens`` override either.
 
 Images
     ``content`` may be a list of parts, ``{"type": "text", ...}`` and ``{"type": "image_url", "image_url":
     {"url": ...}}``. An image part without a URL, or with a ``data:`` URL that is not valid base64, gets a
     400 ``invalid_image`` as OpenAI answers. :func:`image_parts` gives a request's images decoded, and
     ``respond_when(sha256_hex, ..., scope="image")`` answers the requests that carry that image.
-    ``completion_tokens`` is the token count of the returned content / arguments. If the tokenizer cannot
-    be loaded, counts fall back to ``ceil(len(text) / 4)``. ``Reply.prompt_tokens`` /
-    ``Reply.completion_tokens`` override either.
 
 Modules: this one is the server; `openai_replies` holds `Reply` (answers and faults) and the bodies built from
-it, `openai_requests` the request helpers, token counts, request records and matching rules. Everything a test
+it, `openai_requests` the request helpers, token counts, request records, matching rules and the checks that
+refuse a malformed request. Everything a test
 needs is importable from here.
 
 Use it as a context manager (``with FakeOpenAIServer() as srv: ...``); the test suite's ``openai_server``
@@ -93,6 +93,7 @@ from kg_assets.testing.openai_requests import (
     load_tokenizer,
     message_text,
     prompt_tokens_of,
+    request_problem,
     user_turns,
 )
 
@@ -441,24 +442,9 @@ class FakeOpenAIServer:
             self._changed.notify_all()
         response: web.StreamResponse | None = None
         try:
-            if not isinstance(body, dict):
-                response = _json_error(400, "We could not parse the JSON body of your request.")
-                return response
-            if body.get("stream"):
-                response = _json_error(
-                    400,
-                    "stream=true is not supported by FakeOpenAIServer",
-                    code="unsupported_parameter",
-                    param="stream",
-                )
-                return response
-            if not isinstance(body.get("messages"), list):
-                response = _json_error(400, "'messages' is a required property", param="messages")
-                return response
-            try:
-                image_parts(body)
-            except ValueError as exc:
-                response = _json_error(400, f"Invalid image: {exc}", code="invalid_image", param="messages")
+            problem = request_problem(body)
+            if problem is not None:
+                response = _json_error(400, **problem)
                 return response
             try:
                 reply, fault = await self._choose(seq, body)

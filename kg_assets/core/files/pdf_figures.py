@@ -62,8 +62,7 @@ def page_figures(pages: list, page_texts: list[str]) -> list[Figure]:
     return figures
 
 
-def find_figure(raw: bytes, page: int, figure_number: int) -> Figure | None:
-    """The figure `figure_number` of page `page` of this PDF, with its image bytes; None if it has none."""
+def pdf_figures(raw: bytes) -> list[Figure]:
+    """Every figure of a PDF with its image bytes, in document order (as `pdf_text` lists them)."""
     reader = PdfReader(io.BytesIO(raw))
-    everything = page_figures(list(reader.pages), [p.extract_text() or "" for p in reader.pages])
-    return next((f for f in everything if (f.page, f.figure_number) == (page, figure_number) and f.image), None)
+    return page_figures(list(reader.pages), [p.extract_text() or "" for p in reader.pages])

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from collections import Counter
+from pathlib import Path
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -43,7 +45,7 @@ from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, build
 from kg_assets.core.extraction.sanitize import row_records, sanitize
 from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
 from kg_assets.core.extraction.working_memory import WorkingMemory
-from kg_assets.core.files.pdf_figures import find_figure
+from kg_assets.core.files.pdf_figures import Figure, pdf_figures
 from kg_assets.core.normalize import stable_hash
 from kg_assets.extractors.base import settings_digest
 from kg_assets.storage.llm_cache import LLMCache
@@ -120,7 +122,10 @@ class LLMExtractor:
         if chunks.height == 0:
             return ExtractionResult.empty()
         self._calls: list[dict] = []
-        states = self._run(self._extract_all, [_ChunkState(row) for row in chunks.iter_rows(named=True)])
+        rows = list(chunks.iter_rows(named=True))
+        # how many figure chunks will still ask for each PDF's figures: its parsed images go when none will
+        self._figure_chunks_left = Counter(r["document_path"] for r in rows if r.get("kind") == "figure")
+        states = self._run(self._extract_all, [_ChunkState(row) for row in rows])
         with self._stage("frames"):
             return self._frames(states)
 
@@ -159,6 +164,7 @@ class LLMExtractor:
         # Tool requests (user facts) are structured whatever the extraction format is.
         self._tools = self._structured or instructor.from_openai(self._client, mode=instructor.Mode.TOOLS)
         self._cache = cache
+        self._pdf_figures: dict[str, asyncio.Future[list[Figure]]] = {}
         self._semaphore = asyncio.Semaphore(s.concurrency)
         self._rpm = AsyncLimiter(s.requests_per_minute, 60) if s.requests_per_minute else None
         self._tpm = AsyncLimiter(s.tokens_per_minute, 60) if s.tokens_per_minute else None
@@ -286,15 +292,29 @@ class LLMExtractor:
         """The vision model's description of a figure chunk's image, read again from the PDF; ParseFailure
         when the file no longer holds that image (the next run chunks it again)."""
         try:
-            with open(row["document_path"], "rb") as f:
-                figure = find_figure(f.read(), row["page"], row["figure_number"])
+            figures = await self._figures_of(row["document_path"])
         except (OSError, ValueError) as exc:
             raise ParseFailure(f"cannot read the figure's image: {exc}") from exc
+        figure = next((f for f in figures if (f.page, f.figure_number) == (row["page"], row["figure_number"])
+                       and f.image), None)
         if figure is None or stable_hash(row["text"], figure.image_sha256) != row["content_hash"]:
             raise ParseFailure("the PDF changed after it was chunked: the figure's image is not the one chunked")
         messages = figure_messages(row["text"], figure.image, figure.media_type)
         return await self._ask(messages, {**_where(row, 0), "gleaning_pass": None}, _plain_text, plain_text=True,
                                vision=True)
+
+    async def _figures_of(self, path: str) -> list[Figure]:
+        """The figures of one PDF, parsed once for all its figure chunks, in a worker thread: parsing and
+        decoding images must not stall the requests in flight. Kept until its last figure chunk asked."""
+        if path not in self._pdf_figures:
+            read = asyncio.to_thread(lambda: pdf_figures(Path(path).read_bytes()))
+            self._pdf_figures[path] = asyncio.ensure_future(read)
+        try:
+            return await self._pdf_figures[path]
+        finally:
+            self._figure_chunks_left[path] -= 1
+            if self._figure_chunks_left[path] <= 0:
+                self._pdf_figures.pop(path, None)
 
     async def _ask(self, messages: list[dict], where: dict, parse, plain_text: bool = False,
                    tool: ToolRequest | None = None, vision: bool = False):
