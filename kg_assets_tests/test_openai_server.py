@@ -218,7 +218,9 @@ def test_64_concurrent_requests_with_latency_overlap(openai_server):
     # overlap, not wall time (a loaded machine stretches that): half the requests were open at once
     assert openai_server.calls == 65 and openai_server.peak_in_flight >= 32
     assert all(end - start >= 0.19 for start, end in timings)
-    assert max(end for _, end in timings) - min(start for start, _ in timings) < 1.0
+    # the latencies ran side by side: the 64 requests were each open while the first one was
+    first_end = min(end for _, end in timings)
+    assert sum(start < first_end for start, _ in timings) >= 32
 
 
 def test_respond_when_routes_by_chunk_and_pass(openai_server):
