@@ -159,7 +159,8 @@ def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:
 def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
     redirects = wh.redirects()
-    mentions = apply_redirects(wh.entity_mentions(["entity_id", "name"]), redirects, ["entity_id"])
+    # each (id, surface name) once: the names values may resolve to, not 700k mention rows
+    mentions = apply_redirects(wh.entity_mentions(["entity_id", "name"], distinct=True), redirects, ["entity_id"])
     entities = wh.current_entities(["entity_id", "name", "mention_count"])
     raw = wh.attribute_observations()
     observations = resolve_entity_values(raw, mentions, entities).join(message_times(raw, wh), on="observation_id",
