@@ -62,7 +62,7 @@ def test_a_merged_entity_keeps_the_type_and_normalized_name_of_its_own_id():
     # the cluster's smallest name is CHEN and its smallest type OTHER: neither is the entity's own
     assert entities.select("entity_id", "entity_type", "normalized_name", "mention_count").rows() == [
         (entity_id("PERSON", "SARAH_CHEN"), "PERSON", "SARAH_CHEN", 4)]
-    assert misnamed_entities(entities).height == 0
+    assert misnamed_entities(entities, mentions).height == 0
 
 
 def test_a_short_form_more_frequent_than_the_full_name_does_not_name_the_entity():
@@ -78,14 +78,20 @@ def test_a_short_form_more_frequent_than_the_full_name_does_not_name_the_entity(
 
 
 def test_misnamed_entities_finds_ids_that_are_not_their_type_and_name():
+    ids = [entity_id("PERSON", "SARAH_CHEN"), entity_id("PERSON", "SARAH_CHEN"), entity_id("PERSON", "QDL"),
+           entity_id("PERSON", "ENGINEER", "d1"), entity_id("PERSON", "ENGINEER")]
     entities = pl.DataFrame({
-        "entity_id": [entity_id("PERSON", "SARAH_CHEN"), entity_id("PERSON", "SARAH_CHEN"), entity_id("PERSON", "QDL")],
-        "entity_type": ["PERSON", "PERSON", "ORGANIZATION"],
-        "normalized_name": ["SARAH_CHEN", "CHEN", "QDL"],
+        "entity_id": ids,
+        "entity_type": ["PERSON", "PERSON", "ORGANIZATION", "PERSON", "PERSON"],
+        "normalized_name": ["SARAH_CHEN", "CHEN", "QDL", "ENGINEER", "ENGINEER"],
+        "name": ["Sarah Chen", "Chen", "QDL", "the engineer", "engineer"],
     })
-    bad = misnamed_entities(entities)
-    assert bad["normalized_name"].to_list() == ["CHEN", "QDL"]
-    assert bad["expected_id"].to_list() == [entity_id("PERSON", "CHEN"), entity_id("ORGANIZATION", "QDL")]
+    mentions = pl.DataFrame({"entity_id": ids, "document_id": ["d1"] * 5})
+    bad = misnamed_entities(entities, mentions)
+    # a lower-case description's id carries its document: the corpus-wide id of "engineer" is wrong
+    assert bad["name"].to_list() == ["Chen", "QDL", "engineer"]
+    assert bad["expected_id"].to_list() == [entity_id("PERSON", "CHEN"), entity_id("ORGANIZATION", "QDL"),
+                                            entity_id("PERSON", "ENGINEER", "d1")]
 
 
 def test_consolidation_does_not_depend_on_row_order():

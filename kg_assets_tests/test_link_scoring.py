@@ -78,6 +78,13 @@ def test_eval_mentions_become_pipeline_mentions():
     assert row["document_id"] == row["chunk_id"] == "d1" and row["normalized_name"] == "BARACK_OBAMA"
 
 
+def test_eval_mentions_get_the_row_builders_ids():
+    rows = pl.DataFrame({"doc_id": ["d1", "d1", "d2"], "mention_id": ["m1", "m2", "m3"],
+                         "text": ["the engineer", "engineer", "the engineer"], "type": ["PERSON"] * 3})
+    out = dict(link_eval_mentions(rows, NameLinker()).iter_rows())
+    assert out["m1"] == out["m2"] == entity_id("PERSON", "ENGINEER", "d1") != out["m3"]
+
+
 def test_link_eval_mentions_runs_the_linker_and_its_redirects():
     out = dict(link_eval_mentions(EVAL_ROWS, NameLinker()).iter_rows())
     assert out["m1"] == out["m2"] == out["m3"] == entity_id("PERSON", "BARACK_OBAMA")

@@ -3,6 +3,7 @@ import polars as pl
 import pytest
 
 from kg_assets.core import schemas
+from kg_assets.core.extraction.rows import with_mention_entity_ids
 from kg_assets.core.linking import NameLinker, apply_redirects
 from kg_assets.core.normalize import entity_id, normalize_name
 from kg_assets.definitions import build_definitions
@@ -16,15 +17,10 @@ def mentions(*rows: tuple[str, str, str]) -> pl.DataFrame:
     frame = pl.DataFrame(
         {"document_id": [r[0] for r in rows], "name": [r[1] for r in rows], "entity_type": [r[2] for r in rows]}
     )
-    return frame.with_columns(
+    return with_mention_entity_ids(frame.with_columns(
         pl.format("m{}", pl.int_range(pl.len())).alias("mention_id"),
         pl.col("document_id").alias("chunk_id"),
-        pl.col("name").map_elements(normalize_name, return_dtype=pl.String).alias("normalized_name"),
-    ).with_columns(
-        pl.struct("entity_type", "normalized_name")
-        .map_elements(lambda s: entity_id(s["entity_type"], s["normalized_name"]), return_dtype=pl.String)
-        .alias("entity_id")
-    )
+    ))
 
 
 def eid(name: str, entity_type: str) -> str:
@@ -310,6 +306,17 @@ def test_an_organisation_named_after_its_country_writes_the_country_either_way()
                           ("d3", "USA Today", O), ("d4", "US Airways", L)))
     assert same(c, ("US Geological Survey", O), ("United States Geological Survey", O))
     assert len({c[("USA Today", O)], c[("US Geological Survey", O)], c[("US Airways", L)]}) == 3
+
+
+def test_a_description_is_linked_inside_its_document_only():
+    # lower-case descriptions get an id per document (the row builder's rule); equal keys ("u.s. troops" =
+    # "us troops") join them inside a document but do not join the troops of two stories
+    frame = mentions(("d1", "u.s. troops", O), ("d1", "us troops", O), ("d2", "us troops", O),
+                     ("d2", "US Army", O), ("d3", "U.S. Army", O))
+    linked = apply_redirects(frame, NameLinker().link(frame), ["entity_id"])
+    ids = {(d, n): e for d, n, e in linked.select("document_id", "name", "entity_id").iter_rows()}
+    assert ids[("d1", "u.s. troops")] == ids[("d1", "us troops")] != ids[("d2", "us troops")]
+    assert ids[("d2", "US Army")] == ids[("d3", "U.S. Army")]  # a name is still one entity corpus-wide
 
 
 def test_persons_do_not_extend_into_other_types():

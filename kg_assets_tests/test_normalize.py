@@ -3,7 +3,7 @@ import hashlib
 import polars as pl
 import pytest
 
-from kg_assets.core.normalize import entity_id, normalize_name, normalize_name_expr, with_entity_ids
+from kg_assets.core.normalize import entity_id, is_description_expr, normalize_name, normalize_name_expr, with_entity_ids
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,18 @@ def test_with_entity_ids_hashes_each_pair_consistently():
     frame = pl.DataFrame({"t": ["PERSON", "PERSON", "LOCATION"], "n": ["A", "A", "A"], "row": [1, 2, 3]})
     out = with_entity_ids(frame, "t", "n", "id").sort("row")
     assert out["id"].to_list() == [entity_id("PERSON", "A"), entity_id("PERSON", "A"), entity_id("LOCATION", "A")]
+
+
+def test_a_description_id_carries_its_document():
+    expected = "entity_" + hashlib.sha256(b"PERSON::GIRL::d1").hexdigest()[:14]
+    assert entity_id("PERSON", "GIRL", "d1") == expected != entity_id("PERSON", "GIRL", "d2")
+    frame = pl.DataFrame({"t": ["PERSON"] * 3, "n": ["GIRL"] * 3, "scope": ["d1", "d2", None]})
+    out = with_entity_ids(frame, "t", "n", "id", scope_col="scope")
+    assert out["id"].to_list() == [expected, entity_id("PERSON", "GIRL", "d2"), entity_id("PERSON", "GIRL")]
+
+
+def test_a_description_is_written_in_lower_case_and_has_a_letter():
+    names = ["people", "the sect", "12-year-old girl", "Sarah Chen", "the Doctor", "iPhone", "200", "東京", "ΕΛΛΑΔΑ"]
+    out = pl.DataFrame({"name": names}).select(is_description_expr(pl.col("name")))
+    # a number and a name in a script without case are no descriptions: they stay names corpus-wide
+    assert out.to_series().to_list() == [True, True, True, False, False, False, False, False, False]

@@ -29,7 +29,7 @@ def test_one_mention_per_entity_and_position():
     chunk = ChunkRecords("c1", "d1", "h1", mentions=[
         MentionRecord("Sarah Chen", "PERSON", "first", 0.9, 0, 10),
         MentionRecord("Sarah Chen", "PERSON", "again", 0.9, 40, 50),  # another position: another mention
-        MentionRecord("sarah chen", "PERSON", "same place", 0.5, 0, 10),  # same entity, same position
+        MentionRecord("SARAH CHEN", "PERSON", "same place", 0.5, 0, 10),  # same entity, same position
         MentionRecord("Sarah Chen", "PERSON", "no span"),
         MentionRecord("Sarah Chen", "PERSON", "no span again"),
         MentionRecord("Sarah Chen", "ORGANIZATION", "other type", None, 0, 10),  # another entity
@@ -44,6 +44,17 @@ def test_one_mention_per_entity_and_position():
     ]
     assert mentions["mention_id"].to_list() == expected
     assert mentions["entity_id"].to_list()[:3] == [SARAH] * 3
+
+
+def test_a_lower_case_description_is_one_entity_per_document_and_a_name_one_per_corpus():
+    chunks = [ChunkRecords(f"c{d}", d, "h", mentions=[MentionRecord("the engineer", "PERSON"),
+                                                      MentionRecord("Sarah Chen", "PERSON")]) for d in ("d1", "d2")]
+    chunks.append(ChunkRecords("c3", "d1", "h", mentions=[MentionRecord("engineer", "PERSON")]))
+    ids = dict(((d, n), e) for d, n, e in rows(*chunks).mentions.select("document_id", "name", "entity_id").iter_rows())
+    assert ids[("d1", "Sarah Chen")] == ids[("d2", "Sarah Chen")] == SARAH
+    # "the engineer" of one document is not the engineer of another; in one document, two chunks agree
+    assert ids[("d1", "the engineer")] == ids[("d1", "engineer")] == entity_id("PERSON", "ENGINEER", "d1")
+    assert ids[("d2", "the engineer")] == entity_id("PERSON", "ENGINEER", "d2")
 
 
 def test_a_name_that_normalizes_to_nothing_makes_no_rows():

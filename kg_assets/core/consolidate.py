@@ -10,7 +10,7 @@ import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.core.linking import apply_redirects
-from kg_assets.core.normalize import stable_hash, with_entity_ids
+from kg_assets.core.normalize import id_scope_expr, stable_hash, with_entity_ids
 
 MAX_DESCRIPTION_CHARS = 1000
 EXTRACTED_FROM = "EXTRACTED_FROM"  # provenance edge type, entity -> chunk (seed 003)
@@ -31,8 +31,8 @@ def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame, redirects: p
     extracted and the linker's resolved redirects.
 
     Whatever is merged into an entity counts for it (mentions, surface forms, documents, descriptions),
-    but its entity_type and normalized_name are those of its own id, so every row keeps
-    `entity_id == normalize.entity_id(entity_type, normalized_name)`: "Chen" merged into "Sarah Chen"
+    but its entity_type and normalized_name are those of its own id, so every row keeps the id rule
+    (`misnamed_entities` finds none): "Chen" merged into "Sarah Chen"
     does not rename it CHEN, and an OTHER-typed variant does not retype a PERSON. Its name is the most
     frequent surface form of its own id's mentions, so a short form never names the entity it joined."""
     if mentions.height == 0:
@@ -63,11 +63,16 @@ def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame, redirects: p
     return schemas.conform(entities.sort("entity_id"), schemas.ENTITIES)
 
 
-def misnamed_entities(entities: pl.DataFrame) -> pl.DataFrame:
-    """The entities whose id is not `normalize.entity_id(entity_type, normalized_name)`, with the id their
-    type and name would give (`expected_id`)."""
-    expected = with_entity_ids(entities, "entity_type", "normalized_name", "expected_id")
-    return expected.filter(pl.col("expected_id").ne_missing(pl.col("entity_id")))
+def misnamed_entities(entities: pl.DataFrame, mentions: pl.DataFrame) -> pl.DataFrame:
+    """The entities (entity_id, entity_type, normalized_name, name) whose id is not the id rule's
+    `normalize.entity_id(entity_type, normalized_name, scope)`, with the id they should have
+    (`expected_id`). The scope of a description (its name in lower case) is the document of the entity's own
+    mentions (entity_id, document_id), as the row builder made it; a name has none."""
+    own_document = mentions.group_by("entity_id").agg(pl.col("document_id").min().alias("_document"))
+    scoped = entities.join(own_document, on="entity_id", how="left").with_columns(
+        id_scope_expr(pl.col("name"), pl.col("_document")).alias("_scope"))
+    expected = with_entity_ids(scoped, "entity_type", "normalized_name", "expected_id", scope_col="_scope")
+    return expected.filter(pl.col("expected_id").ne_missing(pl.col("entity_id"))).drop("_document", "_scope")
 
 
 def merge_descriptions(frame: pl.DataFrame, key: list[str]) -> pl.DataFrame:

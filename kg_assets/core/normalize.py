@@ -2,6 +2,10 @@
 
 Rules (from the seed table): "John Doe" / "john doe" -> JOHN_DOE, "the Company" -> COMPANY,
 "John's team" -> JOHN_TEAM. Diacritics are folded so "Zoë" and "Zoe" meet.
+
+An entity id is made from the type and the normalized name, so a name is one entity corpus-wide. A
+description is not a name: written without a capital ("people", "the sect", "girl"), what it refers to is
+fixed only by its document, so its id also carries the document (:func:`id_scope_expr`).
 """
 
 from __future__ import annotations
@@ -40,21 +44,39 @@ def normalize_name_expr(expr: pl.Expr) -> pl.Expr:
     )
 
 
-def entity_id(entity_type: str, normalized: str) -> str:
-    """`entity_` + sha256("TYPE::NORMALIZED")[:14]: the same name and type give the same id anywhere."""
-    return "entity_" + hashlib.sha256(f"{entity_type}::{normalized}".encode()).hexdigest()[:14]
+def entity_id(entity_type: str, normalized: str, scope: str | None = None) -> str:
+    """`entity_` + sha256("TYPE::NORMALIZED")[:14]: the same name and type give the same id anywhere; a
+    description's id is sha256("TYPE::NORMALIZED::DOCUMENT"), the same only inside its document."""
+    key = f"{entity_type}::{normalized}" if scope is None else f"{entity_type}::{normalized}::{scope}"
+    return "entity_" + hashlib.sha256(key.encode()).hexdigest()[:14]
+
+
+def is_description_expr(name: pl.Expr) -> pl.Expr:
+    """A mention written in lower case ("people", "the sect", "12-year-old girl"): a description, not a name.
+    It needs a lower-case letter, so a number ("200") and a name in a script without case stay names."""
+    return name.str.contains(r"\p{Ll}") & ~name.str.contains(r"\p{Lu}")
+
+
+def id_scope_expr(name: pl.Expr, document_id: pl.Expr) -> pl.Expr:
+    """The scope of a mention's id: its document for a description, else null (the whole corpus). Every
+    "people" of the corpus were one entity otherwise, joining the people of unrelated stories."""
+    return pl.when(is_description_expr(name)).then(document_id).otherwise(pl.lit(None, pl.String))
 
 
 def stable_hash(*parts: str, length: int = 16) -> str:
     return hashlib.sha256("::".join(parts).encode()).hexdigest()[:length]
 
 
-def with_entity_ids(frame: pl.DataFrame, type_col: str, name_col: str, out: str) -> pl.DataFrame:
-    """Add `out` = entity_id(type, name) hashing each distinct pair once (names repeat a lot)."""
-    pairs = frame.select(type_col, name_col).unique()
+def with_entity_ids(frame: pl.DataFrame, type_col: str, name_col: str, out: str,
+                    scope_col: str | None = None) -> pl.DataFrame:
+    """Add `out` = entity_id(type, name, scope) hashing each distinct triple once (names repeat a lot).
+    Without `scope_col` every id is corpus-wide."""
+    on = [type_col, name_col] if scope_col is None else [type_col, name_col, scope_col]
+    pairs = frame.select(on).unique()
     pairs = pairs.with_columns(
-        pl.struct(type_col, name_col)
-        .map_elements(lambda s: entity_id(s[type_col], s[name_col]), return_dtype=pl.String)
+        pl.struct(on)
+        .map_elements(lambda s: entity_id(s[type_col], s[name_col], s[scope_col] if scope_col else None),
+                      return_dtype=pl.String)
         .alias(out)
     )
-    return frame.join(pairs, on=[type_col, name_col], how="left", nulls_equal=True)
+    return frame.join(pairs, on=on, how="left", nulls_equal=True)

@@ -78,10 +78,14 @@ def redirects_resolve(warehouse: WarehouseResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(asset="linked_entities", blocking=True,
-                description="Every current entity's id is made of its own entity_type and normalized_name.")
+                description="Every current entity's id is made of its own entity_type and normalized_name "
+                            "(and its document, for a lower-case description).")
 def entity_ids_match_names(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    entities = warehouse.get().current_entities(["entity_id", "entity_type", "normalized_name", "name"])
-    return _result(misnamed_entities(entities), "entities whose id is not their type and normalized name")
+    wh = warehouse.get()
+    entities = wh.current_entities(["entity_id", "entity_type", "normalized_name", "name"])
+    mentions = wh.entity_mentions(["entity_id", "document_id"])
+    return _result(misnamed_entities(entities, mentions),
+                   "entities whose id is not their type and normalized name (and document, for a description)")
 
 
 @dg.asset_check(asset="entity_attributes", blocking=True,

@@ -1,8 +1,8 @@
 """Scores for entity linking (`kg eval linking`), per shared/eval/README.md.
 
 - `link_eval_mentions` runs a linker over eval mention rows (doc_id, mention_id, text, type) exactly as
-  the pipeline would: each mention becomes an ENTITY_MENTIONS row of its document (entity_id from the
-  project's normalization), the linker returns redirects, `apply_redirects` rewrites the ids, and the
+  the pipeline would: each mention becomes an ENTITY_MENTIONS row of its document (entity_id by the row
+  builder's id rule, `rows.with_mention_entity_ids`), the linker returns redirects, `apply_redirects` rewrites the ids, and the
   cluster of a mention is the canonical entity id it ends on.
 - `pairwise_scores` and `bcubed_scores` compare predicted and gold clusterings from the contingency
   counts (mentions per (predicted, gold) cluster pair), never enumerating mention pairs.
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import polars as pl
 
+from kg_assets.core.extraction.rows import with_mention_entity_ids
 from kg_assets.core.linking import Linker, apply_redirects
-from kg_assets.core.normalize import normalize_name_expr, with_entity_ids
 from kg_assets.evaluation.metrics import scores
 
 
@@ -74,8 +74,8 @@ def eval_mention_frame(mentions: pl.DataFrame) -> pl.DataFrame:
         pl.col("doc_id").cast(pl.String).alias("chunk_id"),
         pl.col("text").cast(pl.String).alias("name"),
         pl.col("type").cast(pl.String).fill_null("OTHER").alias("entity_type"),
-    ).with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"))
-    return with_entity_ids(frame, "entity_type", "normalized_name", "entity_id")
+    )
+    return with_mention_entity_ids(frame)
 
 
 def link_eval_mentions(mentions: pl.DataFrame, linker: Linker, per_document: bool = False) -> pl.DataFrame:

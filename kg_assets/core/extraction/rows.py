@@ -8,8 +8,10 @@ the chunk went. :func:`build_rows` turns a batch of them into frames, with one i
 
 ``entity_id``
     ``entity_id(entity_type, normalize_name(name))`` (:mod:`kg_assets.core.normalize`), hashed once per
-    distinct (type, name) of the batch. A mention whose name normalizes to nothing makes no row, and
-    neither does a relation or observation that points at it.
+    distinct (type, name) of the batch; a description written in lower case ("people", "the sect") also
+    carries its document (``id_scope_expr``), so it is one entity per document, not per corpus
+    (:func:`with_mention_entity_ids`, which ``kg eval linking`` uses too). A mention whose name
+    normalizes to nothing makes no row, and neither does a relation or observation that points at it.
 ``mention_id``
     ``"mention_" + stable_hash(chunk_id, entity_id, char_start)``, with ``""`` for an unknown span: one
     row per entity and position in a chunk. A repeat (the same entity at the same position, or again
@@ -35,7 +37,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.normalize import normalize_name_expr, stable_hash, with_entity_ids
+from kg_assets.core.normalize import id_scope_expr, normalize_name_expr, stable_hash, with_entity_ids
 
 
 @dataclass(frozen=True)
@@ -114,18 +116,22 @@ _STATUS_COLUMNS = ("chunk_id", "document_id", "chunk_hash", "status", "error", "
                    "attribute_count", "passes", "bad_lines", "complete")
 
 
-def _entity_ids(chunks: Sequence[ChunkRecords]) -> dict[tuple[str, str], tuple[str, str]]:
-    """(entity_type, name) -> (normalized_name, entity_id) for every distinct pair of the batch."""
-    pairs = {(m.entity_type, m.name) for c in chunks for m in c.mentions}
-    if not pairs:
+def with_mention_entity_ids(frame: pl.DataFrame) -> pl.DataFrame:
+    """Add normalized_name and entity_id to mention rows (name, entity_type, document_id): the id rule."""
+    frame = frame.with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"),
+                               id_scope_expr(pl.col("name"), pl.col("document_id")).alias("_scope"))
+    return with_entity_ids(frame, "entity_type", "normalized_name", "entity_id", scope_col="_scope").drop("_scope")
+
+
+def _entity_ids(chunks: Sequence[ChunkRecords]) -> dict[tuple[str, str, str], tuple[str, str]]:
+    """(entity_type, name, document_id) -> (normalized_name, entity_id) for every distinct triple of the batch."""
+    triples = {(m.entity_type, m.name, c.document_id) for c in chunks for m in c.mentions}
+    if not triples:
         return {}
-    frame = pl.DataFrame(
-        {"entity_type": [t for t, _ in pairs], "name": [n for _, n in pairs]},
-        schema={"entity_type": pl.String, "name": pl.String},
-    ).with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"))
-    frame = with_entity_ids(frame, "entity_type", "normalized_name", "entity_id")
-    rows = frame.select("entity_type", "name", "normalized_name", "entity_id").iter_rows()
-    return {(t, n): (norm, eid) for t, n, norm, eid in rows}
+    frame = with_mention_entity_ids(pl.DataFrame(
+        list(triples), schema={"entity_type": pl.String, "name": pl.String, "document_id": pl.String}, orient="row"))
+    rows = frame.select("entity_type", "name", "document_id", "normalized_name", "entity_id").iter_rows()
+    return {(t, n, d): (norm, eid) for t, n, d, norm, eid in rows}
 
 
 def _confidence_rank(value: float | None) -> float:
@@ -146,7 +152,7 @@ def build_rows(chunks: Sequence[ChunkRecords], *, extractor: str, extractor_vers
         entity_of: list[str | None] = []  # per mention index
         seen: set[str] = set()  # mention and relation ids of the chunk (prefixed, so never equal)
         for m in chunk.mentions:
-            norm, eid = ids[(m.entity_type, m.name)]
+            norm, eid = ids[(m.entity_type, m.name, did)]
             entity_of.append(eid if norm else None)
             if not norm:
                 continue

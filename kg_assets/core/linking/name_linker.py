@@ -13,7 +13,8 @@ names; none is tuned to a data set.
    suffixes (Jr, Sr) are kept: they tell father and son apart. The entity keeps its own name: the key
    only decides matches. A trailing "(ABC)" leaves the key and becomes a declared acronym.
 2. Name variants (equivalence, any documents). Ids of the same type with the same key are one entity
-   ("Apple Inc." = "Apple", "Dr. Jane Smith" = "Jane Smith"); a small table of very common country
+   ("Apple Inc." = "Apple", "Dr. Jane Smith" = "Jane Smith"), descriptions only inside their document
+   (`description_scopes`: a lower-case "girl" has an id per document, and its key does not join it back); a small table of very common country
    aliases that no rule derives (US / USA / United States, UK / Britain ...) joins locations. An id
    typed OTHER joins the only typed entity with its key when it is written as a name and never occurs
    in a document that has the typed one (inside one document two types are a distinction: "Spanish"
@@ -88,6 +89,7 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.core.linking.clusters import OTHER, Clusters, entity_nodes, override_pairs, resolve_clusters
 from kg_assets.core.linking.name_keys import GEO_ALIASES, MAX_TOKENS, MIN_SHORT_CHARS, long_form_handles, with_name_keys
+from kg_assets.core.normalize import is_description_expr
 
 COVERAGE = 0.5  # same-document votes must cover this share of the short id's documents
 SPECIFICITY_RATIO = 2.0  # across documents: docs(short) <= ratio * docs(long)
@@ -137,13 +139,22 @@ def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.Dat
             .sort("idx"))
 
 
+def description_scopes(nodes: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
+    """(idx, scope): the document of each description ("people", "the sect"; `normalize.is_description_expr`),
+    null for a name. Like its id, a description's key means something only inside its document: "girl"
+    of one story is not "the girl" of another, so equal keys join descriptions of one document only."""
+    described = nodes.filter(is_description_expr(pl.col("name"))).select("idx")
+    return described.join(node_docs, on="idx").group_by("idx").agg(pl.col("doc").min().alias("scope"))
+
+
 class NameLinker:
     """Rule-based name linker (see the module docstring). `stats` describes the last `link` call."""
 
     name = "name_rules"
     # 2: company short names, untyped acronyms across types, letters-only acronyms
     # 3: untyped full names of confirmed persons; descriptions before a lone word, appositions, country-first orgs
-    version = "name-rules-3"
+    # 4: lower-case descriptions keep their per-document ids (equal keys join them inside a document only)
+    version = "name-rules-4"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
@@ -205,11 +216,12 @@ class NameLinker:
                       stats: dict) -> None:
         keyed = nodes.filter(pl.col("key") != "").select("idx", "key", "raw_key", "entity_type", "first_cap", "is_acronym")
         same = (
-            keyed.sort("idx").group_by("key", "entity_type").agg("idx", "raw_key")
-            .filter(pl.col("idx").list.len() > 1).sort("key", "entity_type")
+            keyed.join(description_scopes(nodes, node_docs), on="idx", how="left")
+            .sort("idx").group_by("key", "entity_type", "scope").agg("idx", "raw_key")
+            .filter(pl.col("idx").list.len() > 1).sort("key", "entity_type", "scope", nulls_last=True)
         )
         count = 0
-        for key, _et, members, raw in same.iter_rows():
+        for key, _et, _scope, members, raw in same.iter_rows():
             a = members[0]
             for b, raw_b in zip(members[1:], raw[1:], strict=True):
                 if raw_b != raw[0] and (raw_b in GEO_ALIASES or raw[0] in GEO_ALIASES):

@@ -27,8 +27,9 @@ class HeuristicExtractor:
     # 2: attribute observations, cue-based retyping of weak mentions; 3: ids from the shared row builder;
     # 4: chat speakers and first-person pronouns, pronoun contractions are no names, acronyms in
     # parentheses take the type of the span whose initials they are. A PDF figure's chunk (kind 'figure')
-    # also gives a FIGURE node: text chunks' rows are as before, so the version stays
-    code_version = "heuristic-4"
+    # also gives a FIGURE node: text chunks' rows are as before, so the version stays; 5: the row builder
+    # gives a lower-case description an id per document (rows made before are stale)
+    code_version = "heuristic-5"
 
     def __init__(
         self,

@@ -95,7 +95,7 @@ class LLMExtractor:
     """The `Extractor` for OpenAI-compatible chat models."""
 
     name = "llm"
-    code_version = "llm-2"  # 2: ids from the shared row builder
+    code_version = "llm-3"  # 2: ids from the shared row builder; 3: its per-document ids of lower-case descriptions
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
                  stage_timer: StageTimer | None = None):
