@@ -1,4 +1,5 @@
-"""The DuckLake backend against the local PostgreSQL: a catalog database of its own per test, real files."""
+"""The DuckLake backend against the local PostgreSQL: a catalog database of its own per test (conftest's
+`lake_catalog`), real files."""
 
 from __future__ import annotations
 
@@ -7,11 +8,9 @@ import re
 import shutil
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import duckdb
-import psycopg2
 import pytest
 
 from kg_assets.settings import Settings
@@ -21,28 +20,8 @@ from kg_assets.storage.warehouse import Warehouse
 
 from kg_assets_tests.conftest import SAMPLE_INBOX
 
-PG = "host=127.0.0.1 port=5432 user=postgres"
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-
-
-def _admin(sql: str) -> None:
-    con = psycopg2.connect(f"{PG} dbname=postgres")
-    con.autocommit = True
-    try:
-        con.cursor().execute(sql)
-    finally:
-        con.close()
-
-
-@pytest.fixture
-def lake_catalog():
-    name = f"kg_lake_test_{uuid.uuid4().hex[:12]}"
-    _admin(f"CREATE DATABASE {name}")
-    try:
-        yield f"{PG} dbname={name}"
-    finally:
-        _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.fixture

@@ -7,12 +7,15 @@ binaries are the official signed ones, matched to the pinned duckdb version.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
 import duckdb_ext
 
-__all__ = ["EXTENSION_DIR", "LAKE", "LakeNotCreated", "LakeUnavailable", "connect_lake", "redact_dsn"]
+__all__ = ["EXTENSION_DIR", "LAKE", "LakeNotCreated", "LakeUnavailable", "Snapshot", "SnapshotNotFound", "connect_lake",
+           "redact_dsn"]
 
 # duckdb_ext/extensions/v<duckdb version>/<platform>/<name>.duckdb_extension, DuckDB's own layout.
 EXTENSION_DIR = Path(next(iter(duckdb_ext.__path__))) / "extensions"
@@ -28,9 +31,34 @@ class LakeNotCreated(LakeUnavailable):
     """A read-only attach of a catalog no write connection has initialised yet."""
 
 
+class SnapshotNotFound(LakeUnavailable):
+    """Time travel to a snapshot id the catalog does not hold, or to a time before its first snapshot."""
+
+
+# A snapshot id (`ducklake_snapshots`) or a moment: the lake as its latest snapshot at that time.
+Snapshot = int | datetime
+
+
+def _snapshot_option(snapshot: Snapshot) -> str:
+    """The ATTACH option for a snapshot. ATTACH takes no bound parameters, so only a typed value is rendered:
+    an int as digits, an aware datetime in ISO form; anything else is refused."""
+    if isinstance(snapshot, int) and not isinstance(snapshot, bool) and snapshot >= 0:
+        return f"SNAPSHOT_VERSION {snapshot:d}"
+    if isinstance(snapshot, datetime) and snapshot.tzinfo is not None:
+        return f"SNAPSHOT_TIME {_literal(snapshot.isoformat())}"
+    raise TypeError(f"a snapshot is a non-negative int or a timezone-aware datetime, not {snapshot!r}")
+
+
 def connect_lake(catalog: str, data_path: str, read_only: bool = False,
-                 extension_dir: Path = EXTENSION_DIR, config: dict | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB session with the lake attached as LAKE and selected (`kg.x` means `lake.kg.x`)."""
+                 extension_dir: Path = EXTENSION_DIR, config: dict | None = None,
+                 snapshot: Snapshot | None = None,
+                 setup: Callable[[duckdb.DuckDBPyConnection], None] | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB session with the lake attached as LAKE and selected (`kg.x` means `lake.kg.x`).
+
+    `snapshot` (read-only) attaches the whole lake as it was then; `setup` runs before `config` is applied
+    (a sandbox's config locks the settings, the search path too)."""
+    if snapshot is not None and not read_only:
+        raise ValueError("a lake attached at an earlier snapshot is read-only")
     con = duckdb.connect(config={"extension_directory": str(extension_dir), "autoinstall_known_extensions": False,
                                  "autoload_known_extensions": False, "allow_unsigned_extensions": False})
     try:
@@ -43,6 +71,8 @@ def connect_lake(catalog: str, data_path: str, read_only: bool = False,
         if not read_only:
             Path(data_path).mkdir(parents=True, exist_ok=True)
         options = "DATA_PATH $data" + (", READ_ONLY" if read_only else "")
+        if snapshot is not None:
+            options += ", " + _snapshot_option(snapshot)
         try:
             # ATTACH takes no prepared parameters for its path: the DSN is a setting, not user input.
             con.execute(f"ATTACH {_literal('ducklake:postgres:' + catalog)} AS {LAKE} "
@@ -50,9 +80,14 @@ def connect_lake(catalog: str, data_path: str, read_only: bool = False,
         except duckdb.Error as exc:
             if read_only and "creating a new DuckLake is explicitly disabled" in str(exc):
                 raise LakeNotCreated(f"no DuckLake in {redact_dsn(catalog)} yet (`kg run` builds it)") from exc
+            if snapshot is not None and "No snapshot found" in str(exc):
+                raise SnapshotNotFound(f"the lake has no snapshot {snapshot} (`kg sql --snapshots` lists them): "
+                                       f"{exc}") from exc
             raise LakeUnavailable(f"cannot attach the DuckLake catalog (KG_DUCKLAKE_CATALOG={redact_dsn(catalog)}, "
                                   f"data {data_path}): {exc}") from exc
         con.execute(f"USE {LAKE}")
+        if setup is not None:
+            setup(con)
         if config and config.get("enable_external_access") is False and "://" not in data_path:
             # A sandboxed session still reads the lake's own Parquet files, and no other file.
             con.execute(f"SET allowed_directories = [{_literal(str(Path(data_path)) + '/')}]")
