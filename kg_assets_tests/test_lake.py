@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from kg_assets.settings import Settings
-from kg_assets.storage.lake import LakeUnavailable, connect_lake
+from kg_assets.storage.lake import EXTENSION_DIR, LakeUnavailable, connect_lake
 from kg_assets.storage.reads import fetch_frame
 from kg_assets.storage.warehouse import Warehouse
 
@@ -94,3 +94,19 @@ def test_kg_run_on_the_lake_builds_what_the_embedded_file_holds_and_the_dbt_mart
         embedded = [con.execute(query).fetchall() for query in graph]
     assert on_lake == embedded and len(on_lake[0]) > 100
     assert profiles == len(on_lake[0])
+
+
+def test_an_object_storage_data_path_needs_the_httpfs_package_and_creates_no_local_folder(lake_catalog, tmp_path,
+                                                                                        monkeypatch):
+    # An extension folder with the two installed packages' binaries and no httpfs, whatever else is installed.
+    extensions = tmp_path / "extensions"
+    for binary in EXTENSION_DIR.glob("*/*/*.duckdb_extension"):
+        if binary.stem in ("ducklake", "postgres_scanner"):
+            (extensions / binary.relative_to(EXTENSION_DIR)).parent.mkdir(parents=True, exist_ok=True)
+            (extensions / binary.relative_to(EXTENSION_DIR)).symlink_to(binary)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    with pytest.raises(LakeUnavailable, match="extension httpfs is not installed.*pip install duckdb-ext-httpfs"):
+        connect_lake(lake_catalog, "s3://kg-lake/data", extension_dir=extensions)
+    assert not list(work.iterdir()), "no folder named s3: in the working directory"

@@ -1,8 +1,8 @@
 """DuckLake connections: the catalog in PostgreSQL, the data files in a folder, attached as the default database.
 
-The ducklake and postgres extensions are loaded only from the duckdb-ext-* packages installed beside duckdb
-(their folder is DuckDB's extension directory), with signature checks on and no download at run time: the
-binaries are the official signed ones, matched to the pinned duckdb version.
+The ducklake and postgres extensions (and httpfs for an s3:// data path) are loaded only from the duckdb-ext-*
+packages installed beside duckdb (their folder is DuckDB's extension directory), with signature checks on and no
+download at run time: the binaries are the official signed ones, matched to the pinned duckdb version.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ __all__ = ["EXTENSION_DIR", "LAKE", "LakeNotCreated", "LakeUnavailable", "Snapsh
 EXTENSION_DIR = Path(next(iter(duckdb_ext.__path__))) / "extensions"
 LAKE = "lake"
 _EXTENSIONS = {"ducklake": "duckdb-ext-ducklake", "postgres": "duckdb-ext-postgres"}
+# A data path on object storage (s3://…) is read and written through httpfs, an extra package (deploy/README.md).
+_REMOTE_EXTENSIONS = {"httpfs": "duckdb-ext-httpfs"}
 
 
 class LakeUnavailable(RuntimeError):
@@ -62,13 +64,14 @@ def connect_lake(catalog: str, data_path: str, read_only: bool = False,
     con = duckdb.connect(config={"extension_directory": str(extension_dir), "autoinstall_known_extensions": False,
                                  "autoload_known_extensions": False, "allow_unsigned_extensions": False})
     try:
-        for name, package in _EXTENSIONS.items():
+        remote = "://" in data_path
+        for name, package in (_EXTENSIONS | _REMOTE_EXTENSIONS if remote else _EXTENSIONS).items():
             try:
                 con.execute(f"LOAD {name}")
             except duckdb.Error as exc:
                 raise LakeUnavailable(f"the DuckDB extension {name} is not installed under {extension_dir} "
                                       f"(pip install {package} matching duckdb {duckdb.__version__}): {exc}") from exc
-        if not read_only:
+        if not read_only and not remote:
             Path(data_path).mkdir(parents=True, exist_ok=True)
         options = "DATA_PATH $data" + (", READ_ONLY" if read_only else "")
         if snapshot is not None:
@@ -88,7 +91,7 @@ def connect_lake(catalog: str, data_path: str, read_only: bool = False,
         con.execute(f"USE {LAKE}")
         if setup is not None:
             setup(con)
-        if config and config.get("enable_external_access") is False and "://" not in data_path:
+        if config and config.get("enable_external_access") is False and not remote:
             # A sandboxed session still reads the lake's own Parquet files, and no other file.
             con.execute(f"SET allowed_directories = [{_literal(str(Path(data_path)) + '/')}]")
         for key, value in (config or {}).items():
