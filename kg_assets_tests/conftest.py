@@ -116,6 +116,12 @@ class Project:
         return self.warehouse.run_user_query(query, params or None)
 
 
+def lake_env(warehouse: Warehouse) -> dict[str, str]:
+    """The environment variables that select this lake, as a user of `kg` sets them."""
+    catalog, data_path = warehouse.lake
+    return {"KG_WAREHOUSE_BACKEND": "ducklake", "KG_DUCKLAKE_CATALOG": catalog, "KG_DUCKLAKE_DATA_PATH": data_path}
+
+
 def warehouse_settings(warehouse: Warehouse | Path) -> WarehouseSettings:
     if isinstance(warehouse, Warehouse) and warehouse.lake is not None:
         catalog, data_path = warehouse.lake
