@@ -74,9 +74,10 @@ def test_a_time_travel_session_is_sandboxed_and_unknown_snapshots_are_clear_erro
 
 
 @pytest.mark.parametrize("option", [["--snapshot", "1"], ["--as-of", "2026-01-01T00:00:00"], ["--snapshots"]])
-def test_time_travel_on_the_embedded_file_fails_saying_it_needs_the_lake(mutable, capsys, option):
+def test_time_travel_on_the_embedded_file_fails_saying_it_needs_the_lake(warehouse, capsys, option):
+    warehouse.create_schema()
     query = [] if option == ["--snapshots"] else ["SELECT 1"]
-    assert main(["sql", *query, *option, "--db", str(mutable)]) == 2
+    assert main(["sql", *query, *option, "--db", warehouse.path]) == 2
     assert "keeps no snapshots: time travel needs the DuckLake backend (KG_WAREHOUSE_BACKEND=ducklake)" in \
         capsys.readouterr().err
 
