@@ -3,6 +3,8 @@ changed a fact, and `kg search`/`kg show` through the lake backend setting."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
 from kg_assets.cli import main
@@ -100,3 +102,13 @@ def test_kg_search_and_show_read_the_lake(built, kg):
     code, out, err = kg("show", "Marcus Webb")
     assert code == 0 and out.startswith("Marcus Webb  [PERSON]  entity_"), err
     assert "  employer = Northwind Robotics  2024-11-05 .. 2025-06-18  from " in out
+
+
+@on_the_lake
+@pytest.mark.parametrize("snapshot", ["3", "3); ATTACH 'x", 3.0, True, -1, datetime(2026, 1, 1)])
+def test_the_storage_layer_renders_only_a_typed_snapshot_into_the_attach(warehouse, snapshot):
+    warehouse.create_schema()
+    with pytest.raises(TypeError, match="a snapshot is a non-negative int or a timezone-aware datetime"):
+        warehouse.run_user_query("SELECT 1", snapshot=snapshot)
+    with pytest.raises(ValueError, match="read-only"), warehouse.connect(snapshot=0):
+        pass
