@@ -345,3 +345,11 @@ def test_core_picture_draws_the_most_connected_entities(built_warehouse, tmp_pat
     out = render_core(built_warehouse, tmp_path / "core.svg", top=12)
     texts = {e.text.strip() for e in ET.parse(out).iter() if e.text and e.text.strip()}
     assert set(top) <= texts and "Most connected 12 entities" in texts
+
+
+def test_a_picture_of_an_unchanged_subgraph_is_not_drawn_again(built_warehouse, tmp_path):
+    out = render_core(built_warehouse, tmp_path / "core.svg", top=12)
+    out.write_text(out.read_text() + "<!-- kept -->")  # a mark a redraw would lose
+    assert render_core(built_warehouse, out, top=12).read_text().endswith("<!-- kept -->")
+    render_core(built_warehouse, out, top=11)  # another subgraph: drawn anew
+    assert not out.read_text().endswith("<!-- kept -->") and "Most connected 11 entities" in out.read_text()

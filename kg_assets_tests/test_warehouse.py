@@ -100,10 +100,26 @@ def test_replace_current_keeps_history_and_original_valid_from(wh):
     wh.replace_current({"entities": (["entity_id"], e)})
     first = wh.run_user_query("SELECT entity_id, valid_from FROM kg.entities ORDER BY 1")
     stats = wh.replace_current({"entities": (["entity_id"], e.filter(pl.col("entity_id") == "a").with_columns(mention_count=5))})
-    assert stats == {"entities": {"current": 1, "closed": 1}}
+    assert stats == {"entities": {"current": 1, "closed": 1, "written": 1}}
     rows = wh.run_user_query("SELECT entity_id, mention_count, valid_from, valid_until IS NULL AS current FROM kg.entities ORDER BY 1")
     assert rows.select("entity_id", "mention_count", "current").rows() == [("a", 5, True), ("b", 1, False)]
     assert rows["valid_from"].to_list() == first["valid_from"].to_list()
+    assert wh.duplicate_current_keys("entities", ["entity_id"]).height == 0
+
+
+@both_backends
+def test_replace_current_rewrites_only_the_rows_that_changed(wh):
+    e = pl.DataFrame({"entity_id": ["a", "b", "c"], "name": ["A", "B", "C"], "mention_count": [1, 1, 1],
+                      "aliases": [["A"], ["B"], None]})
+    assert wh.replace_current({"entities": (["entity_id"], e)})["entities"]["written"] == 3
+    # the same rows again, in another order: nothing to write, nothing closed
+    assert wh.replace_current({"entities": (["entity_id"], e.reverse())}) == {
+        "entities": {"current": 3, "closed": 0, "written": 0}}
+    # a changed list value and a NULL that became a value are changes; equal NULLs are not
+    changed = e.with_columns(aliases=pl.Series([["A", "Ay"], ["B"], ["C"]]))
+    assert wh.replace_current({"entities": (["entity_id"], changed)})["entities"]["written"] == 2
+    rows = wh.run_user_query("SELECT entity_id, aliases FROM kg.entities WHERE valid_until IS NULL ORDER BY 1")
+    assert rows.rows() == [("a", ["A", "Ay"]), ("b", ["B"]), ("c", ["C"])]
     assert wh.duplicate_current_keys("entities", ["entity_id"]).height == 0
 
 

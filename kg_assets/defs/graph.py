@@ -58,6 +58,7 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     yield dg.MaterializeResult(asset_key="linked_entities", metadata={
         "dagster/row_count": stats["current"],
         "closed": stats["closed"],
+        "rows_written": stats["written"],
         "mentions": mentions.height,
         "linker": linker.name,
         "overrides": overrides.height,
@@ -127,10 +128,10 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     context.log.info(f"graph: {stats['graph_nodes']['current']:,} nodes, {stats['graph_edges']['current']:,} edges")
     yield dg.MaterializeResult(asset_key="graph_edges", metadata={
         "dagster/row_count": stats["graph_edges"]["current"], "closed": stats["graph_edges"]["closed"],
-        "relations": relations.height, "preview": graph_preview(nodes, edges, wh)})
+        "rows_written": stats["graph_edges"]["written"], "relations": relations.height, "preview": graph_preview(nodes, edges, wh)})
     yield dg.MaterializeResult(asset_key="graph_nodes", metadata={
         "dagster/row_count": stats["graph_nodes"]["current"], "closed": stats["graph_nodes"]["closed"],
-        "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh)})
+        "rows_written": stats["graph_nodes"]["written"], "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh)})
 
 
 def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:
@@ -158,7 +159,8 @@ def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:
 def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
     redirects = wh.redirects()
-    mentions = apply_redirects(wh.entity_mentions(["entity_id", "name"]), redirects, ["entity_id"])
+    # each (id, surface name) once: the names values may resolve to, not 700k mention rows
+    mentions = apply_redirects(wh.entity_mentions(["entity_id", "name"], distinct=True), redirects, ["entity_id"])
     entities = wh.current_entities(["entity_id", "name", "mention_count"])
     raw = wh.attribute_observations()
     observations = resolve_entity_values(raw, mentions, entities).join(message_times(raw, wh), on="observation_id",

@@ -10,6 +10,7 @@ support them, and each is labelled by its relation type
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -26,14 +27,18 @@ def _short(text: str) -> str:
 
 
 def render_subgraph(subgraph: Subgraph, out: str | os.PathLike[str], title: str = "") -> Path:
-    """Draw the subgraph to `out` (.svg or .png)."""
+    """Draw the subgraph to `out` (.svg or .png). An SVG already drawn from the same subgraph and title
+    (its digest is in the file's description) is kept as it is: drawing takes seconds, checking does not."""
+    out = Path(out)
+    digest = hashlib.sha256((title + subgraph.model_dump_json()).encode()).hexdigest()
+    if out.suffix.lower() == ".svg" and out.is_file() and f"kg-subgraph-sha256:{digest}" in out.read_text(errors="ignore"):
+        return out
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import networkx as nx
 
-    out = Path(out)
     if out.suffix.lower() not in PICTURE_SUFFIXES:
         raise ValueError(f"picture file must end in {' or '.join(PICTURE_SUFFIXES)}: {out}")
     graph = nx.Graph()
@@ -77,7 +82,8 @@ def render_subgraph(subgraph: Subgraph, out: str | os.PathLike[str], title: str 
     out.parent.mkdir(parents=True, exist_ok=True)
     # A fixed date keeps the SVG the same from run to run (it would otherwise embed the rendering time).
     figure.savefig(out, format=out.suffix.lower()[1:], bbox_inches="tight", dpi=120,
-                   metadata={"Date": None} if out.suffix.lower() == ".svg" else None)
+                   metadata={"Date": None, "Description": f"kg-subgraph-sha256:{digest}"}
+                   if out.suffix.lower() == ".svg" else None)
     plt.close(figure)
     return out
 

@@ -33,15 +33,17 @@ class WarehouseReads:
         with self.connect(read_only=True) as con:
             return fetch_frame(con, sql, params)
 
-    def _rows(self, table: str, columns: Sequence[str] = (), current_only: bool = False) -> pl.DataFrame:
-        """Rows of a contract table (every row, or only the current ones of a versioned table)."""
+    def _rows(self, table: str, columns: Sequence[str] = (), current_only: bool = False,
+              distinct: bool = False) -> pl.DataFrame:
+        """Rows of a contract table (every row, or only the current ones of a versioned table; each
+        distinct row once when `distinct`)."""
         schema = schemas.TABLES[table]
         unknown = set(columns) - set(schema)
         if unknown:
             raise ValueError(f"{table} has no columns {sorted(unknown)}")
         select = ", ".join(f'"{c}"' for c in columns) if columns else "*"
         where = _current(table) if current_only else "true"
-        return self._read(f"SELECT {select} FROM {SCHEMA}.{table} WHERE {where}")
+        return self._read(f"SELECT {'DISTINCT ' if distinct else ''}{select} FROM {SCHEMA}.{table} WHERE {where}")
 
     # ---- user SQL ------------------------------------------------------------------------------
     def run_user_query(self, sql: str, params: object = None, snapshot=None) -> pl.DataFrame:
@@ -69,8 +71,8 @@ class WarehouseReads:
             {"ids": list(document_ids)},
         )
 
-    def entity_mentions(self, columns: Sequence[str] = ()) -> pl.DataFrame:
-        return self._rows("entity_mentions", columns)
+    def entity_mentions(self, columns: Sequence[str] = (), distinct: bool = False) -> pl.DataFrame:
+        return self._rows("entity_mentions", columns, distinct=distinct)
 
     def local_relations(self) -> pl.DataFrame:
         return self._rows("local_relations")

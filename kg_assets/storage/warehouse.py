@@ -321,8 +321,12 @@ class Warehouse(WarehouseReads):
 
     def _merge_current(self, con, table: str, key: Sequence[str], frame: pl.DataFrame, ts: datetime,
                        document_ids: list[str] | None = None) -> dict[str, int]:
-        """Merge `frame` as the current rows of `table` (of `document_ids` only, when given)."""
+        """Merge `frame` as the current rows of `table` (of `document_ids` only, when given).
+
+        Only rows that differ from their current version are rewritten, so a consolidation after a few
+        changed documents writes a few rows, not the whole graph again."""
         new = schemas.conform(frame, schemas.TABLES[table]).drop("valid_from", "valid_until")
+        columns = ", ".join(f'"{c}"' for c in new.columns)
         # Whole tables have non-null keys; a per-document identity may hold NULLs (no display name).
         equal = "=" if document_ids is None else "IS NOT DISTINCT FROM"
         on = " AND ".join(f'o."{k}" {equal} n."{k}"' for k in key)
@@ -336,20 +340,27 @@ class Warehouse(WarehouseReads):
                     AND NOT EXISTS (SELECT 1 FROM _new n WHERE {on})""",
                 {"ts": ts, **params},
             )
+            # EXCEPT compares whole rows with NULLs equal: what is left is new or changed.
+            con.execute(
+                f"""CREATE OR REPLACE TEMP TABLE _changed AS SELECT {columns} FROM _new
+                    EXCEPT SELECT {columns} FROM {SCHEMA}.{table} o WHERE o.valid_until IS NULL {scope}""",
+                params,
+            )
             merged = fetch_frame(
                 con,
                 f"""SELECT n.*, coalesce(o.valid_from, $ts) AS valid_from, NULL::TIMESTAMPTZ AS valid_until
-                    FROM _new n LEFT JOIN {SCHEMA}.{table} o ON {on} AND o.valid_until IS NULL""",
+                    FROM _changed n LEFT JOIN {SCHEMA}.{table} o ON {on} AND o.valid_until IS NULL""",
                 {"ts": ts},
             )
             con.execute(
                 f"""DELETE FROM {SCHEMA}.{table} o WHERE o.valid_until IS NULL
-                    AND EXISTS (SELECT 1 FROM _new n WHERE {on})"""
+                    AND EXISTS (SELECT 1 FROM _changed n WHERE {on})"""
             )
+            con.execute("DROP TABLE _changed")
         finally:
             con.unregister("_new")
         self._insert(con, table, merged)
-        return {"current": merged.height, "closed": int(closed or 0)}
+        return {"current": new.height, "closed": int(closed or 0), "written": merged.height}
 
     def replace_tables(self, frames: dict[str, pl.DataFrame]) -> None:
         """Replace whole derived tables (redirects, attribute history) atomically, all or none."""
