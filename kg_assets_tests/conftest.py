@@ -1,10 +1,17 @@
-"""Shared fixtures: a private copy of the sample inbox, a DuckDB file and a real Dagster test instance."""
+"""Shared fixtures: a private copy of the sample inbox, a warehouse and a real Dagster test instance.
 
+The warehouse is the embedded DuckDB file, or a DuckLake (a catalog database of its own in the local
+PostgreSQL, a data folder in the test's tmp_path) for tests marked `both_backends`.
+"""
+
+import contextlib
 import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
+import psycopg2
 import pytest
 
 from kg_assets.definitions import build_definitions
@@ -16,6 +23,41 @@ from kg_assets.testing.openai_server import FakeOpenAIServer
 
 CORE_ASSETS = (*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS)
 SAMPLE_INBOX = Path(__file__).resolve().parents[1] / "data" / "inbox"
+PG = "host=127.0.0.1 port=5432 user=postgres"
+
+# The same test on the embedded file and on a DuckLake: parametrizes the `backend` fixture below.
+both_backends = pytest.mark.parametrize("backend", ["duckdb", "ducklake"])
+
+
+def embedded_only(reason: str):
+    """A test of the embedded file alone: its lake variant is reported as skipped, with the reason."""
+    return pytest.mark.parametrize("backend", ["duckdb", pytest.param("ducklake", marks=pytest.mark.skip(reason=reason))])
+
+
+def pg_admin(sql: str) -> None:
+    con = psycopg2.connect(f"{PG} dbname=postgres")
+    con.autocommit = True
+    try:
+        con.cursor().execute(sql)
+    finally:
+        con.close()
+
+
+@contextlib.contextmanager
+def catalog_database(template: str | None = None):
+    """A PostgreSQL database of its own (empty, or a copy of `template`), dropped afterwards: yields its name."""
+    name = f"kg_lake_test_{uuid.uuid4().hex[:12]}"
+    pg_admin(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else ""))
+    try:
+        yield name
+    finally:
+        pg_admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def lake_warehouse(catalog: str, data_path: Path) -> Warehouse:
+    """A DuckLake warehouse on the catalog DSN `catalog` with its data under `data_path`."""
+    settings = WarehouseSettings(backend="ducklake", lake_catalog=catalog, lake_data_path=str(data_path))
+    return Warehouse.from_settings(settings)
 
 
 @dataclass
@@ -74,9 +116,22 @@ class Project:
         return self.warehouse.run_user_query(query, params or None)
 
 
-def project_settings(inbox: Path, db: Path, facts: FactSettings | None = None, **extractor) -> Settings:
-    """Explicit settings for a test project: nothing comes from the environment."""
-    return Settings(ingest=IngestSettings(inbox_dir=str(inbox)), warehouse=WarehouseSettings(db_path=str(db)),
+def lake_env(warehouse: Warehouse) -> dict[str, str]:
+    """The environment variables that select this lake, as a user of `kg` sets them."""
+    catalog, data_path = warehouse.lake
+    return {"KG_WAREHOUSE_BACKEND": "ducklake", "KG_DUCKLAKE_CATALOG": catalog, "KG_DUCKLAKE_DATA_PATH": data_path}
+
+
+def warehouse_settings(warehouse: Warehouse | Path) -> WarehouseSettings:
+    if isinstance(warehouse, Warehouse) and warehouse.lake is not None:
+        catalog, data_path = warehouse.lake
+        return WarehouseSettings(backend="ducklake", lake_catalog=catalog, lake_data_path=data_path)
+    return WarehouseSettings(db_path=str(warehouse.path if isinstance(warehouse, Warehouse) else warehouse))
+
+
+def project_settings(inbox: Path, db: Warehouse | Path, facts: FactSettings | None = None, **extractor) -> Settings:
+    """Explicit settings for a test project (`db`: a DuckDB file or a Warehouse): nothing comes from the environment."""
+    return Settings(ingest=IngestSettings(inbox_dir=str(inbox)), warehouse=warehouse_settings(db),
                     extractor=ExtractorSettings(**extractor), facts=facts or FactSettings())
 
 
@@ -91,6 +146,35 @@ def built_warehouse(tmp_path_factory) -> Path:
     return root / "warehouse.duckdb"
 
 
+@pytest.fixture(scope="session")
+def built_lake(tmp_path_factory):
+    """The sample corpus built once into a DuckLake: (catalog database, data folder), which `built` copies."""
+    root = tmp_path_factory.mktemp("built_lake")
+    with catalog_database() as catalog, dg.instance_for_test() as instance:
+        warehouse = lake_warehouse(f"{PG} dbname={catalog}", root / "lake")
+        built = Project(SAMPLE_INBOX, warehouse, instance, build_definitions(project_settings(SAMPLE_INBOX, warehouse)))
+        assert built.run_all().success
+        yield catalog, root / "lake"
+
+
+def copy_lake(source: tuple[str, Path], target: Warehouse) -> None:
+    """Make `target` (a lake no session has touched yet) a copy of a built lake: its catalog database cloned
+    from the built one, its data folder copied, and the catalog's data path pointed at the copy."""
+    built_catalog, built_data = source
+    catalog, data_path = target.lake
+    name = catalog.rsplit("dbname=", 1)[1]
+    pg_admin(f"DROP DATABASE {name}")
+    pg_admin(f"CREATE DATABASE {name} TEMPLATE {built_catalog}")
+    shutil.copytree(built_data, data_path)
+    con = psycopg2.connect(catalog)
+    try:
+        with con, con.cursor() as cursor:  # DuckLake keeps the root data path in its catalog, with a trailing /
+            cursor.execute("UPDATE ducklake_metadata SET value = %s WHERE key = 'data_path'", (f"{data_path}/",))
+            assert cursor.rowcount == 1
+    finally:
+        con.close()
+
+
 @pytest.fixture
 def mutable(built_warehouse, tmp_path):
     """A copy of the built warehouse that a test may write to."""
@@ -100,21 +184,44 @@ def mutable(built_warehouse, tmp_path):
 
 
 @pytest.fixture
-def built(project, built_warehouse):
+def built(project, request):
     """`project` with the sample corpus already built into its warehouse and registered in its instance."""
-    shutil.copy(built_warehouse, project.warehouse.path)
+    if project.warehouse.lake is not None:
+        copy_lake(request.getfixturevalue("built_lake"), project.warehouse)
+    else:
+        shutil.copy(request.getfixturevalue("built_warehouse"), project.warehouse.path)
     project.register_days()
     return project
 
 
 @pytest.fixture
-def project(tmp_path):
+def backend() -> str:
+    """Which warehouse `warehouse`, `project` and `built` use: the embedded file, unless a test is `both_backends`."""
+    return "duckdb"
+
+
+@pytest.fixture
+def lake_catalog():
+    """A DSN of an empty PostgreSQL database of this test's own, for a DuckLake catalog."""
+    with catalog_database() as name:
+        yield f"{PG} dbname={name}"
+
+
+@pytest.fixture
+def warehouse(backend, tmp_path, request) -> Warehouse:
+    """A warehouse nothing has written yet: a DuckDB file to be, or a DuckLake on an empty catalog database."""
+    if backend == "ducklake":
+        return lake_warehouse(request.getfixturevalue("lake_catalog"), tmp_path / "lake")
+    return Warehouse(tmp_path / "warehouse.duckdb")
+
+
+@pytest.fixture
+def project(tmp_path, warehouse):
     inbox = tmp_path / "inbox"
     shutil.copytree(SAMPLE_INBOX, inbox)
-    db = tmp_path / "warehouse.duckdb"
     with dg.instance_for_test() as instance:
-        yield Project(inbox=inbox, warehouse=Warehouse(db), instance=instance,
-                      defs=build_definitions(project_settings(inbox, db)))
+        yield Project(inbox=inbox, warehouse=warehouse, instance=instance,
+                      defs=build_definitions(project_settings(inbox, warehouse)))
 
 
 @pytest.fixture
@@ -141,7 +248,7 @@ def llm_project(project, openai_server):
         extractor.update(fields)
         # These tests count entity-extraction requests; user-fact requests have their own tests
         # (test_fact_llm_and_forget.py), so fact extraction is off here.
-        project.defs = build_definitions(project_settings(project.inbox, project.warehouse.path,
+        project.defs = build_definitions(project_settings(project.inbox, project.warehouse,
                                                           facts=FactSettings(enabled=False), **extractor))
         return project
 

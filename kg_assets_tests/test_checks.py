@@ -1,10 +1,12 @@
-"""Every asset check fails on deliberately broken data, and blocking checks stop what depends on them."""
+"""Every asset check fails on deliberately broken data, and blocking checks stop what depends on them (both backends)."""
 
 import dagster as dg
 import pytest
 
 from kg_assets.defs import checks as check_defs
 from kg_assets.defs.partitions import range_tags
+
+from kg_assets_tests.conftest import both_backends
 
 CORRUPTIONS = {
     "documents_one_current_row": "INSERT INTO kg.documents SELECT * FROM kg.documents WHERE valid_until IS NULL LIMIT 1",
@@ -41,6 +43,7 @@ def _run_check(project, name, run_config=None):
 
 
 @pytest.mark.parametrize("name", sorted(CORRUPTIONS))
+@both_backends
 def test_check_passes_on_good_data_and_fails_on_broken_data(built, name):
     assert _run_check(built, name).passed
     with built.warehouse.transaction() as con:
@@ -50,6 +53,7 @@ def test_check_passes_on_good_data_and_fails_on_broken_data(built, name):
     assert evaluation.metadata  # violations or shares are shown in the UI
 
 
+@both_backends
 def test_a_failing_blocking_check_stops_downstream_assets(built):
     with built.warehouse.transaction() as con:
         con.execute(CORRUPTIONS["documents_one_current_row"])
@@ -62,6 +66,7 @@ def test_a_failing_blocking_check_stops_downstream_assets(built):
     assert built.sql("SELECT * FROM kg.chunks ORDER BY chunk_id").equals(chunks_before)
 
 
+@both_backends
 def test_entity_ids_match_names_reports_each_renamed_or_retyped_entity(built):
     with built.warehouse.transaction() as con:
         con.execute(CORRUPTIONS["entity_ids_match_names"])
@@ -70,6 +75,7 @@ def test_entity_ids_match_names_reports_each_renamed_or_retyped_entity(built):
     assert not evaluation.passed and evaluation.metadata["violations"].value == 2
 
 
+@both_backends
 def test_extraction_health_thresholds_are_resource_fields(built):
     with built.warehouse.transaction() as con:
         con.execute("UPDATE kg.chunk_extractions SET status = 'error' WHERE chunk_id IN "

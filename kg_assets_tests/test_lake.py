@@ -1,4 +1,5 @@
-"""The DuckLake backend against the local PostgreSQL: a catalog database of its own per test, real files."""
+"""The DuckLake backend against the local PostgreSQL: a catalog database of its own per test (conftest's
+`lake_catalog`), real files."""
 
 from __future__ import annotations
 
@@ -7,42 +8,20 @@ import re
 import shutil
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import duckdb
-import psycopg2
 import pytest
 
 from kg_assets.settings import Settings
-from kg_assets.storage.lake import LakeUnavailable, connect_lake
+from kg_assets.storage.lake import EXTENSION_DIR, LakeUnavailable, connect_lake
 from kg_assets.storage.reads import fetch_frame
 from kg_assets.storage.warehouse import Warehouse
 
 from kg_assets_tests.conftest import SAMPLE_INBOX
 
-PG = "host=127.0.0.1 port=5432 user=postgres"
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-
-
-def _admin(sql: str) -> None:
-    con = psycopg2.connect(f"{PG} dbname=postgres")
-    con.autocommit = True
-    try:
-        con.cursor().execute(sql)
-    finally:
-        con.close()
-
-
-@pytest.fixture
-def lake_catalog():
-    name = f"kg_lake_test_{uuid.uuid4().hex[:12]}"
-    _admin(f"CREATE DATABASE {name}")
-    try:
-        yield f"{PG} dbname={name}"
-    finally:
-        _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.fixture
@@ -115,3 +94,19 @@ def test_kg_run_on_the_lake_builds_what_the_embedded_file_holds_and_the_dbt_mart
         embedded = [con.execute(query).fetchall() for query in graph]
     assert on_lake == embedded and len(on_lake[0]) > 100
     assert profiles == len(on_lake[0])
+
+
+def test_an_object_storage_data_path_needs_the_httpfs_package_and_creates_no_local_folder(lake_catalog, tmp_path,
+                                                                                        monkeypatch):
+    # An extension folder with the two installed packages' binaries and no httpfs, whatever else is installed.
+    extensions = tmp_path / "extensions"
+    for binary in EXTENSION_DIR.glob("*/*/*.duckdb_extension"):
+        if binary.stem in ("ducklake", "postgres_scanner"):
+            (extensions / binary.relative_to(EXTENSION_DIR)).parent.mkdir(parents=True, exist_ok=True)
+            (extensions / binary.relative_to(EXTENSION_DIR)).symlink_to(binary)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    with pytest.raises(LakeUnavailable, match="extension httpfs is not installed.*pip install duckdb-ext-httpfs"):
+        connect_lake(lake_catalog, "s3://kg-lake/data", extension_dir=extensions)
+    assert not list(work.iterdir()), "no folder named s3: in the working directory"

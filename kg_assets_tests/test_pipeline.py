@@ -1,4 +1,4 @@
-"""The real Definitions, end to end on the sample corpus, in a real Dagster test instance."""
+"""The real Definitions, end to end on the sample corpus, in a real Dagster test instance, on both backends."""
 
 import dagster as dg
 import polars as pl
@@ -6,6 +6,8 @@ import polars as pl
 from kg_assets.core.consolidate import misnamed_entities
 from kg_assets.definitions import defs as load_code_location
 from kg_assets.defs.partitions import arrival_days
+
+from kg_assets_tests.conftest import both_backends
 
 TABLES = ("documents", "chunks", "entity_mentions", "local_relations", "entities", "graph_nodes", "graph_edges")
 
@@ -41,6 +43,7 @@ def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
             assert assets_def.backfill_policy == dg.BackfillPolicy.single_run(), key
 
 
+@both_backends
 def test_the_whole_pipeline_builds_a_graph_from_the_sample_corpus(project):
     import os
 
@@ -75,6 +78,7 @@ def test_the_whole_pipeline_builds_a_graph_from_the_sample_corpus(project):
     assert "no LLM configured" in mat.asset_materialization.metadata["engine"].value
 
 
+@both_backends
 def test_the_acronym_of_the_lab_is_linked_to_it_not_listed_next_to_it(built):
     top = built.sql("SELECT name, entity_type FROM kg.entities WHERE valid_until IS NULL "
                     "ORDER BY mention_count DESC, name LIMIT 5")
@@ -87,6 +91,7 @@ def test_the_acronym_of_the_lab_is_linked_to_it_not_listed_next_to_it(built):
     assert untyped["method"].to_list() == ["acronym"]
 
 
+@both_backends
 def test_a_second_run_reuses_every_chunk_and_changes_no_current_row(built):
     project = built
     before = {t: project.sql(f"SELECT * EXCLUDE (valid_from, valid_until) FROM kg.{t} WHERE valid_until IS NULL ORDER BY ALL")
@@ -102,6 +107,7 @@ def test_a_second_run_reuses_every_chunk_and_changes_no_current_row(built):
         assert after.equals(frame), table
 
 
+@both_backends
 def test_a_rerun_redoes_exactly_the_chunks_that_failed(built):
     project = built
     failed = project.sql("SELECT chunk_id, document_id FROM kg.chunk_extractions ORDER BY chunk_id LIMIT 2")
@@ -118,6 +124,7 @@ def test_a_rerun_redoes_exactly_the_chunks_that_failed(built):
     assert restored.equals(expected)
 
 
+@both_backends
 def test_bad_documents_are_recorded_and_the_rest_of_the_run_goes_on(project, monkeypatch):
     (project.inbox / "bad").mkdir()
     (project.inbox / "bad" / "empty.txt").write_bytes(b"")
@@ -145,6 +152,7 @@ def test_bad_documents_are_recorded_and_the_rest_of_the_run_goes_on(project, mon
     assert project.sql("SELECT count(*) AS n FROM kg.entity_mentions WHERE name = 'Grace Hopper'")["n"][0] == 1
 
 
+@both_backends
 def test_the_employer_change_in_the_sample_corpus_becomes_attribute_history(built):
     project = built
     history = project.sql("""

@@ -13,6 +13,7 @@ from kg_assets.query import EntityNotFound, KnowledgeGraph, WarehouseNotBuilt
 from kg_assets.query.export import FORMATS
 from kg_assets.query.matching import DEFAULT_LIMIT
 from kg_assets.query.models import EntityProfile, SearchResult
+from kg_assets.storage.warehouse import Warehouse
 
 
 def _day(moment: datetime | None) -> str:
@@ -91,9 +92,10 @@ def _run(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
     return run
 
 
-def _db(args: argparse.Namespace) -> str:
-    """--db, else KG_DUCKDB_PATH, else the default warehouse: the same file `kg run` writes."""
-    return load_settings(args).warehouse.db_path
+def _db(args: argparse.Namespace) -> Warehouse:
+    """The warehouse `kg run` writes: the DuckLake when KG_WAREHOUSE_BACKEND selects it, else --db, else
+    KG_DUCKDB_PATH, else the default file."""
+    return Warehouse.from_settings(load_settings(args).warehouse)
 
 
 def _graph(args: argparse.Namespace) -> KnowledgeGraph:

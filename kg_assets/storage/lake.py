@@ -1,23 +1,28 @@
 """DuckLake connections: the catalog in PostgreSQL, the data files in a folder, attached as the default database.
 
-The ducklake and postgres extensions are loaded only from the duckdb-ext-* packages installed beside duckdb
-(their folder is DuckDB's extension directory), with signature checks on and no download at run time: the
-binaries are the official signed ones, matched to the pinned duckdb version.
+The ducklake and postgres extensions (and httpfs for an s3:// data path) are loaded only from the duckdb-ext-*
+packages installed beside duckdb (their folder is DuckDB's extension directory), with signature checks on and no
+download at run time: the binaries are the official signed ones, matched to the pinned duckdb version.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
 import duckdb_ext
 
-__all__ = ["EXTENSION_DIR", "LAKE", "LakeNotCreated", "LakeUnavailable", "connect_lake", "redact_dsn"]
+__all__ = ["EXTENSION_DIR", "LAKE", "LakeNotCreated", "LakeUnavailable", "Snapshot", "SnapshotNotFound", "connect_lake",
+           "redact_dsn"]
 
 # duckdb_ext/extensions/v<duckdb version>/<platform>/<name>.duckdb_extension, DuckDB's own layout.
 EXTENSION_DIR = Path(next(iter(duckdb_ext.__path__))) / "extensions"
 LAKE = "lake"
 _EXTENSIONS = {"ducklake": "duckdb-ext-ducklake", "postgres": "duckdb-ext-postgres"}
+# A data path on object storage (s3://…) is read and written through httpfs, an extra package (deploy/README.md).
+_REMOTE_EXTENSIONS = {"httpfs": "duckdb-ext-httpfs"}
 
 
 class LakeUnavailable(RuntimeError):
@@ -28,21 +33,49 @@ class LakeNotCreated(LakeUnavailable):
     """A read-only attach of a catalog no write connection has initialised yet."""
 
 
+class SnapshotNotFound(LakeUnavailable):
+    """Time travel to a snapshot id the catalog does not hold, or to a time before its first snapshot."""
+
+
+# A snapshot id (`ducklake_snapshots`) or a moment: the lake as its latest snapshot at that time.
+Snapshot = int | datetime
+
+
+def _snapshot_option(snapshot: Snapshot) -> str:
+    """The ATTACH option for a snapshot. ATTACH takes no bound parameters, so only a typed value is rendered:
+    an int as digits, an aware datetime in ISO form; anything else is refused."""
+    if isinstance(snapshot, int) and not isinstance(snapshot, bool) and snapshot >= 0:
+        return f"SNAPSHOT_VERSION {snapshot:d}"
+    if isinstance(snapshot, datetime) and snapshot.tzinfo is not None:
+        return f"SNAPSHOT_TIME {_literal(snapshot.isoformat())}"
+    raise TypeError(f"a snapshot is a non-negative int or a timezone-aware datetime, not {snapshot!r}")
+
+
 def connect_lake(catalog: str, data_path: str, read_only: bool = False,
-                 extension_dir: Path = EXTENSION_DIR, config: dict | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB session with the lake attached as LAKE and selected (`kg.x` means `lake.kg.x`)."""
+                 extension_dir: Path = EXTENSION_DIR, config: dict | None = None,
+                 snapshot: Snapshot | None = None,
+                 setup: Callable[[duckdb.DuckDBPyConnection], None] | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB session with the lake attached as LAKE and selected (`kg.x` means `lake.kg.x`).
+
+    `snapshot` (read-only) attaches the whole lake as it was then; `setup` runs before `config` is applied
+    (a sandbox's config locks the settings, the search path too)."""
+    if snapshot is not None and not read_only:
+        raise ValueError("a lake attached at an earlier snapshot is read-only")
     con = duckdb.connect(config={"extension_directory": str(extension_dir), "autoinstall_known_extensions": False,
                                  "autoload_known_extensions": False, "allow_unsigned_extensions": False})
     try:
-        for name, package in _EXTENSIONS.items():
+        remote = "://" in data_path
+        for name, package in (_EXTENSIONS | _REMOTE_EXTENSIONS if remote else _EXTENSIONS).items():
             try:
                 con.execute(f"LOAD {name}")
             except duckdb.Error as exc:
                 raise LakeUnavailable(f"the DuckDB extension {name} is not installed under {extension_dir} "
                                       f"(pip install {package} matching duckdb {duckdb.__version__}): {exc}") from exc
-        if not read_only:
+        if not read_only and not remote:
             Path(data_path).mkdir(parents=True, exist_ok=True)
         options = "DATA_PATH $data" + (", READ_ONLY" if read_only else "")
+        if snapshot is not None:
+            options += ", " + _snapshot_option(snapshot)
         try:
             # ATTACH takes no prepared parameters for its path: the DSN is a setting, not user input.
             con.execute(f"ATTACH {_literal('ducklake:postgres:' + catalog)} AS {LAKE} "
@@ -50,10 +83,15 @@ def connect_lake(catalog: str, data_path: str, read_only: bool = False,
         except duckdb.Error as exc:
             if read_only and "creating a new DuckLake is explicitly disabled" in str(exc):
                 raise LakeNotCreated(f"no DuckLake in {redact_dsn(catalog)} yet (`kg run` builds it)") from exc
+            if snapshot is not None and "No snapshot found" in str(exc):
+                raise SnapshotNotFound(f"the lake has no snapshot {snapshot} (`kg sql --snapshots` lists them): "
+                                       f"{exc}") from exc
             raise LakeUnavailable(f"cannot attach the DuckLake catalog (KG_DUCKLAKE_CATALOG={redact_dsn(catalog)}, "
                                   f"data {data_path}): {exc}") from exc
         con.execute(f"USE {LAKE}")
-        if config and config.get("enable_external_access") is False and "://" not in data_path:
+        if setup is not None:
+            setup(con)
+        if config and config.get("enable_external_access") is False and not remote:
             # A sandboxed session still reads the lake's own Parquet files, and no other file.
             con.execute(f"SET allowed_directories = [{_literal(str(Path(data_path)) + '/')}]")
         for key, value in (config or {}).items():

@@ -46,10 +46,11 @@ class WarehouseReads:
         return self._read(f"SELECT {'DISTINCT ' if distinct else ''}{select} FROM {SCHEMA}.{table} WHERE {where}")
 
     # ---- user SQL ------------------------------------------------------------------------------
-    def run_user_query(self, sql: str, params: object = None) -> pl.DataFrame:
+    def run_user_query(self, sql: str, params: object = None, snapshot=None) -> pl.DataFrame:
         """The one pass-through: SQL a user wrote (`kg sql`), on a read-only connection that can reach no
-        other file, no network and no extension (Warehouse.connect(sandboxed=True))."""
-        with self.connect(read_only=True, sandboxed=True) as con:
+        other file, no network and no extension (Warehouse.connect(sandboxed=True)); on a lake, optionally as
+        of an earlier `snapshot` (an id or a time)."""
+        with self.connect(read_only=True, sandboxed=True, snapshot=snapshot) as con:
             return fetch_frame(con, sql, params)
 
     # ---- what the pipeline reads ---------------------------------------------------------------

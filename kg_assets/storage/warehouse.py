@@ -23,10 +23,10 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_expone
 
 from kg_assets.core import schemas
 from kg_assets.storage.ddl import SCHEMA, create_schema, create_session_macros
-from kg_assets.storage.lake import LAKE, LakeNotCreated, connect_lake
+from kg_assets.storage.lake import LAKE, LakeNotCreated, Snapshot, connect_lake
 from kg_assets.storage.reads import WarehouseReads, fetch_frame, fetch_scalar
 
-__all__ = ["SANDBOX", "SCHEMA", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
+__all__ = ["SANDBOX", "SCHEMA", "NoTimeTravel", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
 
 # Tables written per document partition; consolidation reads them and prunes retired documents.
 PARTITIONED_TABLES = (
@@ -46,6 +46,10 @@ class WarehouseNotFound(FileNotFoundError):
 
 class WarehouseBusy(RuntimeError):
     """Another process held the file's lock for longer than the lock timeout."""
+
+
+class NoTimeTravel(ValueError):
+    """Snapshots asked of the embedded file, which keeps none (only a DuckLake does)."""
 
 
 def _is_lock_conflict(exc: BaseException) -> bool:
@@ -69,6 +73,10 @@ def _open(path: str, read_only: bool, lock_timeout_s: float, config: dict | None
             raise WarehouseBusy(f"{path} stayed locked by another process for {lock_timeout_s:g} s "
                                 f"(KG_DUCKDB_LOCK_TIMEOUT_S): {exc}") from exc
         raise
+
+
+def _session_macros(con: duckdb.DuckDBPyConnection) -> None:
+    create_session_macros(con, LAKE)
 
 
 def now_utc() -> datetime:
@@ -108,19 +116,37 @@ class Warehouse(WarehouseReads):
             return False
         return True
 
+    def _needs_lake(self) -> None:
+        if self.lake is None:
+            raise NoTimeTravel(f"{self.path} is an embedded DuckDB file, which keeps no snapshots: time travel needs "
+                               "the DuckLake backend (KG_WAREHOUSE_BACKEND=ducklake)")
+
+    def snapshots(self) -> pl.DataFrame:
+        """The lake's snapshots, oldest first: id, commit time and what each changed (for `kg sql --snapshots`)."""
+        self._needs_lake()
+        with self.connect(read_only=True) as con:
+            return fetch_frame(con, f"""SELECT snapshot_id, snapshot_time, changes FROM ducklake_snapshots('{LAKE}')
+                                        ORDER BY snapshot_id""")
+
     @contextlib.contextmanager
-    def connect(self, read_only: bool = False, sandboxed: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    def connect(self, read_only: bool = False, sandboxed: bool = False,
+                snapshot: Snapshot | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection, closed on exit; a write connection makes sure the schema exists first.
 
-        `sandboxed` (read-only only) is the connection for user SQL: see SANDBOX."""
+        `sandboxed` (read-only only) is the connection for user SQL: see SANDBOX. `snapshot` (lake only) reads
+        the whole lake as of that snapshot id or time."""
         if sandboxed and not read_only:
             raise ValueError("a sandboxed connection is read-only")
+        if snapshot is not None:
+            self._needs_lake()
         if read_only and self.lake is None and not self.exists():
             raise WarehouseNotFound(f"no warehouse at {self.path} yet (`kg run` builds it)")
         if self.lake is not None:
             new_file = False  # a write ATTACH initialises the catalog; the schema is checked once per process
             try:
-                con = connect_lake(*self.lake, read_only=read_only, config=SANDBOX if sandboxed else None)
+                # A sandbox locks the configuration, and the macros set the search path: they come first there.
+                con = connect_lake(*self.lake, read_only=read_only, config=SANDBOX if sandboxed else None,
+                                   snapshot=snapshot, setup=_session_macros if sandboxed else None)
             except LakeNotCreated as exc:
                 raise WarehouseNotFound(str(exc)) from exc
         else:
@@ -133,7 +159,7 @@ class Warehouse(WarehouseReads):
                 create_schema(con, lake=self.lake is not None)
                 _SCHEMA_READY.add(self.path)
             if self.lake is not None and not sandboxed:
-                create_session_macros(con, LAKE)
+                _session_macros(con)
             yield con
         finally:
             con.close()
