@@ -167,7 +167,8 @@ def test_a_write_that_loses_a_commit_conflict_runs_again_and_both_writes_land(la
 
 def test_a_write_that_keeps_losing_conflicts_fails_after_the_timeout_and_other_errors_are_not_retried(lake_catalog,
                                                                                                           tmp_path):
-    lake = Warehouse("lake", lock_timeout_s=1.5, lake=(lake_catalog, str(tmp_path / "lake")))
+    # Long enough for two attempts on a loaded machine (an attempt attaches the lake twice).
+    lake = Warehouse("lake", lock_timeout_s=8, lake=(lake_catalog, str(tmp_path / "lake")))
     lake.set_link_override("a", "b", "merge")
     attempts = []
 
