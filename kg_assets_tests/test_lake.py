@@ -165,6 +165,25 @@ def test_a_write_that_loses_a_commit_conflict_runs_again_and_both_writes_land(la
     assert _override_rows(lake) == [("a", "f", "merge"), ("c", "e", "split")]
 
 
+def test_a_commit_after_concurrent_ddl_that_ducklake_fails_to_read_runs_again(lake):
+    """duckdb-ext-ducklake 1.4.4 fails a commit when two or more concurrent commits created tables ("Failed to
+    parse catalog entry"); the write runs again and lands."""
+    lake.set_link_override("a", "b", "merge")
+    attempts = []
+
+    def ours(con):
+        attempts.append(con)
+        con.execute("INSERT INTO kg.link_overrides (from_id, to_id, action) VALUES ('c', 'd', 'split')")
+        if len(attempts) == 1:  # e.g. another process creating its scratch tables meanwhile
+            with connect_lake(*lake.lake) as other:
+                other.execute("CREATE TABLE kg.scratch_a (x INTEGER)")
+                other.execute("CREATE TABLE kg.scratch_b (x INTEGER)")
+
+    lake.write(ours)
+    assert len(attempts) == 2
+    assert _override_rows(lake) == [("a", "b", "merge"), ("c", "d", "split")]
+
+
 def test_a_write_that_keeps_losing_conflicts_fails_after_the_timeout_and_other_errors_are_not_retried(lake_catalog,
                                                                                                           tmp_path):
     # Long enough for two attempts on a loaded machine (an attempt attaches the lake twice).
