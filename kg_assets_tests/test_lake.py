@@ -220,12 +220,13 @@ def _job_pools(env: dict[str, str]) -> str:
     return proc.stdout.strip().splitlines()[-1]
 
 
-def test_on_the_lake_the_writing_steps_take_no_pool_and_dbt_one_of_its_own(lake_catalog, tmp_path):
+def test_on_the_lake_partition_writes_take_no_pool_and_consolidation_and_dbt_pools_of_their_own(lake_catalog,
+                                                                                                 tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("KG_")}
     assert _job_pools(env) == "['duckdb', 'llm']"
     lake_env = {"KG_WAREHOUSE_BACKEND": "ducklake", "KG_DUCKLAKE_CATALOG": lake_catalog,
                 "KG_DUCKLAKE_DATA_PATH": str(tmp_path / "lake")}
-    assert _job_pools({**env, **lake_env}) == "['dbt', 'llm']"
+    assert _job_pools({**env, **lake_env}) == "['consolidation', 'dbt', 'llm']"
 
 
 def test_two_processes_write_partitions_at_once_then_one_consolidates_as_a_serial_build(lake_catalog, tmp_path,

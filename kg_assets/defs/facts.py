@@ -149,7 +149,7 @@ def message_facts(
 
 @dg.asset(
     deps=["message_facts", "fact_extractions", "linked_entities"],
-    pool=pools.WAREHOUSE,
+    pool=pools.CONSOLIDATION,
     group_name="facts",
     kinds={"duckdb", "polars"},
     metadata=table_metadata("user_facts"),
@@ -185,7 +185,7 @@ def user_facts(context: dg.AssetExecutionContext, warehouse: WarehouseResource) 
 
 @dg.asset(
     deps=[user_facts, messages, "linked_entities"],
-    pool=pools.WAREHOUSE,
+    pool=pools.CONSOLIDATION,
     group_name="facts",
     kinds={"duckdb", "polars"},
     metadata=table_metadata("chat_users"),

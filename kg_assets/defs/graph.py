@@ -44,7 +44,7 @@ link_overrides = dg.AssetSpec(
         _spec("entity_aliases", "entity_aliases", ["entity_mentions", "link_overrides"],
               "Linking decisions: which extracted id redirects to which canonical entity, with method and evidence."),
     ],
-    pool=pools.WAREHOUSE,
+    pool=pools.CONSOLIDATION,
 )
 def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
@@ -114,7 +114,7 @@ def entity_summaries(context: dg.AssetExecutionContext, warehouse: WarehouseReso
         _spec("graph_edges", "graph_edges", ["linked_entities", "entity_aliases", "local_relations"],
               "An edge per (source, target, relation type) with weight, keywords and provenance chunks (versioned)."),
     ],
-    pool=pools.WAREHOUSE,
+    pool=pools.CONSOLIDATION,
 )
 def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
@@ -154,7 +154,7 @@ def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:
         _spec("attribute_supersessions", "attribute_supersessions", ["entity_attributes"],
               "Each change of an attribute value: the SUPERSEDES row with the old and new value."),
     ],
-    pool=pools.WAREHOUSE,
+    pool=pools.CONSOLIDATION,
 )
 def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
