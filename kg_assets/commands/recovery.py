@@ -132,13 +132,14 @@ class Blocker:
 
 
 def blockers(instance: dg.DagsterInstance, pools: Iterable[str]) -> list[Blocker]:
-    """Unfinished runs holding or waiting for a slot of one of `pools`."""
-    found = []
+    """Unfinished runs holding or waiting for a slot of one of `pools` that is full: as many such runs as its
+    limit (`duckdb`, limit 1: any other run), so runs on a lake with `llm` sized 2 start two at a time."""
+    by_pool: dict[str, list[Blocker]] = {}
     for pool, limit, run_id in _slot_holders(instance, pools):
         run = instance.get_run_by_id(run_id)
         if run is not None and not run.is_finished:
-            found.append(Blocker(pool, limit, run))
-    return found
+            by_pool.setdefault(pool, []).append(Blocker(pool, limit, run))
+    return [b for found in by_pool.values() if found[0].limit is None or len(found) >= found[0].limit for b in found]
 
 
 def wait_for_pools(instance: dg.DagsterInstance, pools: Iterable[str], say: Say = _print,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,9 @@ def register(subparsers) -> None:
     which.add_argument("--all", action="store_true", help="re-run every arrival day, not only new, changed or stale documents")
     which.add_argument("--document", action="append", metavar="KEY",
                        help="reprocess just this document (its inbox-relative path); repeatable")
+    run.add_argument("--partitions-only", action="store_true",
+                     help="write the documents' partitions and stop before consolidation: for several runs writing a "
+                          "DuckLake at once; a later `kg run` consolidates them")
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                      help="Dagster event log level printed while running (default INFO)")
     run_report.add_options(run)
@@ -43,6 +47,7 @@ def run_command(args: argparse.Namespace) -> int:
     from kg_assets.commands.recovery import job_pools, process_tags, wait_for_pools
     from kg_assets.core.files.inbox import InboxMissing
     from kg_assets.core.planning import PlanError
+    from kg_assets.defs.partitions import PARTITIONED_ASSETS
     from kg_assets.defs.planner import add_days, current_plan, run_spec, today_utc
     from kg_assets.storage.warehouse import Warehouse
 
@@ -66,6 +71,11 @@ def run_command(args: argparse.Namespace) -> int:
             print_summary(warehouse, None)
         return 0
     spec = run_spec(plan, instance)
+    if args.partitions_only:
+        if not plan.days:
+            print("kg run: every document is up to date; --partitions-only leaves consolidation to a later kg run")
+            return 0
+        spec = dataclasses.replace(spec, asset_selection=[dg.AssetKey(a) for a in PARTITIONED_ASSETS], builds_marts=False)
     add_days(instance, spec.missing_days)
     if plan.days:
         scope = "every document" if plan.documents is None else f"{len(plan.documents):,} documents"

@@ -15,6 +15,7 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 
+from kg_assets.defs import pools
 from kg_assets.defs.dbt_manifest import DBT_DIR
 from kg_assets.defs.resources import WarehouseResource
 
@@ -36,7 +37,7 @@ class KgTranslator(DagsterDbtTranslator):
         return "marts"
 
 
-@dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=KgTranslator(), pool="duckdb")
+@dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=KgTranslator(), pool=pools.DBT)
 def kg_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
     yield from dbt.cli(["build", *dbt_target_args(warehouse)], context=context).stream()
 

@@ -10,6 +10,7 @@ extractor works: read, extract, then write everything in one transaction.
 import dagster as dg
 import polars as pl
 
+from kg_assets.defs import pools
 from kg_assets.defs.partitions import RunScope, add_partition_metadata, arrival_days, documents_in_scope, per_day_counts, single_run
 from kg_assets.defs.previews import sample_rows
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
@@ -41,7 +42,7 @@ def _spec(name: str, description: str) -> dg.AssetSpec:
     partitions_def=arrival_days,
     backfill_policy=single_run,
     # LLM-using steps are capped across concurrent runs by this pool; DuckDB writes wait for the file lock.
-    pool="llm",
+    pool=pools.LLM,
 )
 def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource,
                scope: RunScope):

@@ -16,6 +16,7 @@ from kg_assets.core.facts.memory import rebuild_memory
 from kg_assets.core.facts.pipeline import learn_facts
 from kg_assets.core.facts.users import build_chat_users
 from kg_assets.core.files import DocumentError
+from kg_assets.defs import pools
 from kg_assets.defs.extraction import export_calls, spend_per_day
 from kg_assets.defs.partitions import (
     RunScope,
@@ -38,7 +39,7 @@ def _counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
 @dg.asset(
     partitions_def=arrival_days,
     backfill_policy=single_run,
-    pool="duckdb",
+    pool=pools.WAREHOUSE,
     deps=["documents"],
     group_name="facts",
     kinds={"duckdb", "polars"},
@@ -92,7 +93,7 @@ def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, se
     ],
     partitions_def=arrival_days,
     backfill_policy=single_run,
-    pool="llm",
+    pool=pools.LLM,
 )
 def message_facts(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource, facts: FactResource,
@@ -148,7 +149,7 @@ def message_facts(
 
 @dg.asset(
     deps=["message_facts", "fact_extractions", "linked_entities"],
-    pool="duckdb",
+    pool=pools.CONSOLIDATION,
     group_name="facts",
     kinds={"duckdb", "polars"},
     metadata=table_metadata("user_facts"),
@@ -184,7 +185,7 @@ def user_facts(context: dg.AssetExecutionContext, warehouse: WarehouseResource) 
 
 @dg.asset(
     deps=[user_facts, messages, "linked_entities"],
-    pool="duckdb",
+    pool=pools.CONSOLIDATION,
     group_name="facts",
     kinds={"duckdb", "polars"},
     metadata=table_metadata("chat_users"),

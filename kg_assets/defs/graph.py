@@ -14,6 +14,7 @@ from kg_assets.core.extraction.prompts import build_summary_messages
 from kg_assets.core.linking import NameLinker, apply_redirects, keep_created_at
 from kg_assets.core.planning import frame_digest
 from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
+from kg_assets.defs import pools
 from kg_assets.defs.extraction import export_calls
 from kg_assets.defs.planner import OVERRIDES_DIGEST_KEY
 from kg_assets.defs.previews import core_picture, graph_preview, top_entities
@@ -43,7 +44,7 @@ link_overrides = dg.AssetSpec(
         _spec("entity_aliases", "entity_aliases", ["entity_mentions", "link_overrides"],
               "Linking decisions: which extracted id redirects to which canonical entity, with method and evidence."),
     ],
-    pool="duckdb",
+    pool=pools.CONSOLIDATION,
 )
 def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
@@ -72,7 +73,7 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
 
 @dg.asset(
     deps=["linked_entities", "entity_aliases", "entity_mentions"],
-    pool="llm",
+    pool=pools.LLM,
     group_name="graph",
     kinds={"duckdb", "openai"},
     metadata=table_metadata("entity_summaries"),
@@ -114,7 +115,7 @@ def entity_summaries(context: dg.AssetExecutionContext, warehouse: WarehouseReso
         _spec("graph_edges", "graph_edges", ["linked_entities", "entity_aliases", "local_relations"],
               "An edge per (source, target, relation type) with weight, keywords and provenance chunks (versioned)."),
     ],
-    pool="duckdb",
+    pool=pools.CONSOLIDATION,
 )
 def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
@@ -154,7 +155,7 @@ def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:
         _spec("attribute_supersessions", "attribute_supersessions", ["entity_attributes"],
               "Each change of an attribute value: the SUPERSEDES row with the old and new value."),
     ],
-    pool="duckdb",
+    pool=pools.CONSOLIDATION,
 )
 def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()

@@ -10,6 +10,7 @@ from kg_assets.core.chunking import CHUNKER_VERSION, chunk_documents
 from kg_assets.core.documents import read_document
 from kg_assets.core.files.inbox import scan_present_inbox
 from kg_assets.core.planning import documents_to_read
+from kg_assets.defs import pools
 from kg_assets.defs.partitions import (
     RunScope,
     add_partition_metadata,
@@ -27,7 +28,7 @@ from kg_assets.storage.facts import FactStore
 @dg.asset(
     partitions_def=arrival_days,
     backfill_policy=single_run,
-    pool="duckdb",
+    pool=pools.WAREHOUSE,
     group_name="ingest",
     kinds={"duckdb", "polars"},
     metadata=table_metadata("documents"),
@@ -83,7 +84,7 @@ def documents(
 @dg.asset(
     partitions_def=arrival_days,
     backfill_policy=single_run,
-    pool="duckdb",
+    pool=pools.WAREHOUSE,
     deps=[documents],
     group_name="ingest",
     kinds={"duckdb", "polars"},

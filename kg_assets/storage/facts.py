@@ -143,7 +143,8 @@ class FactStore:
     def forget_user(self, user_id: str) -> ForgetReport:
         """Tombstone `user_id` and delete everything they wrote or that was made from it (module docstring)."""
         u = {"u": user_id}
-        with self.wh.transaction() as con:
+
+        def body(con) -> ForgetReport:
             con.execute(f"DELETE FROM {SCHEMA}.forgotten_users WHERE user_id = $u", u)
             con.execute(f"INSERT INTO {SCHEMA}.forgotten_users VALUES ($u, $ts)", {**u, "ts": now_utc()})
             docs = fetch_frame(con, f"SELECT DISTINCT document_id FROM {SCHEMA}.messages WHERE user_id = $u ORDER BY 1",
@@ -154,7 +155,8 @@ class FactStore:
             for table in _USER_TABLES:
                 con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE user_id = $u", u)
             derived = self._delete_derived(con, docs) if docs else 0
-        return ForgetReport(user_id, int(messages), int(facts), docs, derived)
+            return ForgetReport(user_id, int(messages), int(facts), docs, derived)
+        return self.wh.write(body)
 
     @staticmethod
     def _delete_derived(con, docs: list[str]) -> int:
@@ -196,10 +198,11 @@ class FactStore:
         """Remove the tombstone and close the current rows of every chat document, so the next run reads
         them again with the user's messages. Returns the number of chat documents to read again, or None
         when the user was not forgotten."""
-        with self.wh.transaction() as con:
+        def body(con) -> int | None:
             removed = fetch_scalar(con, f"DELETE FROM {SCHEMA}.forgotten_users WHERE user_id = $u", {"u": user_id})
             if not removed:
                 return None
             return int(fetch_scalar(
                 con, f"""UPDATE {SCHEMA}.documents SET valid_until = $ts
                          WHERE valid_until IS NULL AND source_type = 'chat'""", {"ts": now_utc()}) or 0)
+        return self.wh.write(body)

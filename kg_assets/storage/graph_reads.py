@@ -41,7 +41,7 @@ class WarehouseNotBuilt(RuntimeError):
 def write_entity_lookup(warehouse: Warehouse, build: Callable[[pl.DataFrame], pl.DataFrame]) -> int:
     """Rebuild kg.entity_lookup with `build(current entities)` and record the entities' fingerprint,
     all in one transaction (so the fingerprint describes exactly the entities the lookup was built from)."""
-    with warehouse.transaction() as con:
+    def body(con) -> int:
         lookup = build(GraphReads(con).lookup_sources())
         con.register("_lookup_rows", lookup)
         try:
@@ -50,7 +50,8 @@ def write_entity_lookup(warehouse: Warehouse, build: Callable[[pl.DataFrame], pl
             con.unregister("_lookup_rows")
         con.execute(f"CREATE OR REPLACE TABLE {LOOKUP_STATE_TABLE} AS SELECT ({_FINGERPRINT_SQL}) AS fingerprint, "
                     "now() AS built_at")
-    return lookup.height
+        return lookup.height
+    return warehouse.write(body)
 
 
 def _words(expr: str) -> str:

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import duckdb
 import duckdb_ext
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential_jitter
 
 __all__ = ["EXTENSION_DIR", "LAKE", "LakeNotCreated", "LakeUnavailable", "Snapshot", "SnapshotNotFound", "connect_lake",
-           "redact_dsn"]
+           "is_write_conflict", "redact_dsn", "retry_write_conflicts"]
 
 # duckdb_ext/extensions/v<duckdb version>/<platform>/<name>.duckdb_extension, DuckDB's own layout.
 EXTENSION_DIR = Path(next(iter(duckdb_ext.__path__))) / "extensions"
@@ -51,6 +52,32 @@ def _snapshot_option(snapshot: Snapshot) -> str:
     raise TypeError(f"a snapshot is a non-negative int or a timezone-aware datetime, not {snapshot!r}")
 
 
+def is_write_conflict(exc: BaseException) -> bool:
+    """Another writer got there first, and what failed was rolled back, so running it again is safe:
+
+    - DuckLake refused a commit because a concurrent transaction committed to the same table (DuckDB 1.4:
+      TransactionException "... Transaction conflict - attempting to delete from file ...");
+    - DuckLake (duckdb-ext-ducklake 1.4.4) failed to read the changes of two or more concurrent commits that
+      created tables or replaced views ("Failed to parse catalog entry - trailing data after quoted value");
+      measured here: the same transaction commits when run again;
+    - two processes initialised a new catalog at the same moment (PostgreSQL refused the second one's CREATE
+      TABLE: "already exists", or "duplicate key" when both were creating it in the same instant)."""
+    text = str(exc)
+    return ((isinstance(exc, duckdb.TransactionException)
+             and ("conflict" in text.lower() or "Failed to parse catalog entry" in text))
+            or (isinstance(exc, duckdb.Error) and "Failed to initialize DuckLake" in text
+                and ("duplicate key" in text or "already exists" in text)))
+
+
+def retry_write_conflicts(timeout_s: float) -> Retrying:
+    """The one rule for concurrent writers on the lake: what lost a write conflict was rolled back, so it runs
+    again whole, on a fresh snapshot that holds the other writer's rows, with jittered exponential backoff (two
+    runs that collided must not collide again in lockstep), for up to `timeout_s`. DuckLake's own
+    `ducklake_max_retry_count` only retries a clash of snapshot ids in the catalog, not a conflict of rows."""
+    return Retrying(retry=retry_if_exception(is_write_conflict), wait=wait_exponential_jitter(initial=0.1, max=5.0),
+                    stop=stop_after_delay(timeout_s), reraise=True)
+
+
 def connect_lake(catalog: str, data_path: str, read_only: bool = False,
                  extension_dir: Path = EXTENSION_DIR, config: dict | None = None,
                  snapshot: Snapshot | None = None,
@@ -83,6 +110,8 @@ def connect_lake(catalog: str, data_path: str, read_only: bool = False,
         except duckdb.Error as exc:
             if read_only and "creating a new DuckLake is explicitly disabled" in str(exc):
                 raise LakeNotCreated(f"no DuckLake in {redact_dsn(catalog)} yet (`kg run` builds it)") from exc
+            if is_write_conflict(exc):
+                raise  # another process is creating the same catalog: the caller's retry attaches again
             if snapshot is not None and "No snapshot found" in str(exc):
                 raise SnapshotNotFound(f"the lake has no snapshot {snapshot} (`kg sql --snapshots` lists them): "
                                        f"{exc}") from exc

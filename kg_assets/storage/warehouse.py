@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 import polars as pl
@@ -23,10 +24,12 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_expone
 
 from kg_assets.core import schemas
 from kg_assets.storage.ddl import SCHEMA, create_schema, create_session_macros
-from kg_assets.storage.lake import LAKE, LakeNotCreated, Snapshot, connect_lake
+from kg_assets.storage.lake import LAKE, LakeNotCreated, Snapshot, connect_lake, is_write_conflict, retry_write_conflicts
 from kg_assets.storage.reads import WarehouseReads, fetch_frame, fetch_scalar
 
 __all__ = ["SANDBOX", "SCHEMA", "NoTimeTravel", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
+
+T = TypeVar("T")
 
 # Tables written per document partition; consolidation reads them and prunes retired documents.
 PARTITIONED_TABLES = (
@@ -45,7 +48,8 @@ class WarehouseNotFound(FileNotFoundError):
 
 
 class WarehouseBusy(RuntimeError):
-    """Another process held the file's lock for longer than the lock timeout."""
+    """Another process held the file's lock, or kept winning the lake's write conflicts, for longer than the lock
+    timeout."""
 
 
 class NoTimeTravel(ValueError):
@@ -145,8 +149,9 @@ class Warehouse(WarehouseReads):
             new_file = False  # a write ATTACH initialises the catalog; the schema is checked once per process
             try:
                 # A sandbox locks the configuration, and the macros set the search path: they come first there.
-                con = connect_lake(*self.lake, read_only=read_only, config=SANDBOX if sandboxed else None,
-                                   snapshot=snapshot, setup=_session_macros if sandboxed else None)
+                con = self._retrying_conflicts(connect_lake, *self.lake, read_only=read_only,
+                                               config=SANDBOX if sandboxed else None, snapshot=snapshot,
+                                               setup=_session_macros if sandboxed else None)
             except LakeNotCreated as exc:
                 raise WarehouseNotFound(str(exc)) from exc
         else:
@@ -156,7 +161,9 @@ class Warehouse(WarehouseReads):
             con = _open(self.path, read_only, self.lock_timeout_s, SANDBOX if sandboxed else None)
         try:
             if not read_only and (new_file or self.path not in _SCHEMA_READY):
-                create_schema(con, lake=self.lake is not None)
+                # Every process's first write connection replaces the views: on a lake, another process may do so
+                # at the same moment (each statement commits alone, so a rerun repeats only idempotent DDL).
+                self._retrying_conflicts(create_schema, con, lake=self.lake is not None)
                 _SCHEMA_READY.add(self.path)
             if self.lake is not None and not sandboxed:
                 _session_macros(con)
@@ -172,7 +179,8 @@ class Warehouse(WarehouseReads):
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection inside BEGIN/COMMIT; any exception rolls everything back."""
+        """A connection inside BEGIN/COMMIT; any exception rolls everything back. Not retried: writes go
+        through `write`."""
         with self.connect() as con:
             con.execute("BEGIN TRANSACTION")
             try:
@@ -181,6 +189,25 @@ class Warehouse(WarehouseReads):
                 con.execute("ROLLBACK")
                 raise
             con.execute("COMMIT")
+
+    def write(self, body: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """`body(con)` in one transaction on a fresh connection; returns what it returns.
+
+        On a lake, a write conflict with a concurrent run reruns `body` whole (retry_write_conflicts), so
+        `body` reads and writes through `con` only. The embedded file has one writer and never conflicts."""
+        def attempt() -> T:
+            with self.transaction() as con:
+                return body(con)
+        return self._retrying_conflicts(attempt)
+
+    def _retrying_conflicts(self, fn: Callable[..., T], *args, **kwargs) -> T:
+        try:
+            return retry_write_conflicts(self.lock_timeout_s)(fn, *args, **kwargs)
+        except duckdb.Error as exc:
+            if is_write_conflict(exc):
+                raise WarehouseBusy(f"concurrent runs kept winning the write conflicts on {self.path} for "
+                                    f"{self.lock_timeout_s:g} s (KG_DUCKDB_LOCK_TIMEOUT_S): {exc}") from exc
+            raise
 
     # ---- writes ----------------------------------------------------------------------------
     @staticmethod
@@ -197,27 +224,32 @@ class Warehouse(WarehouseReads):
     def replace_partitions(self, frames: dict[str, pl.DataFrame], document_ids: Sequence[str]) -> None:
         """Atomically replace every row of `document_ids` in each table with the given frames."""
         ids = list(document_ids)
-        with self.transaction() as con:
+
+        def body(con) -> None:
             for table, frame in frames.items():
                 con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT unnest($ids))", {"ids": ids})
                 self._insert(con, table, frame)
+        self.write(body)
 
     def upsert_rows(self, table: str, key: str, frame: pl.DataFrame) -> None:
         """Insert rows, replacing any with the same `key` value (idempotent appends to a log table)."""
         if frame.height == 0:
             return
-        with self.transaction() as con:
+
+        def body(con) -> None:
             con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE {key} IN (SELECT unnest($ids))", {"ids": frame[key].to_list()})
             self._insert(con, table, frame)
+        self.write(body)
 
     def set_link_override(self, from_id: str, to_id: str, action: str | None, note: str | None = None) -> None:
         """Record (or with action None, remove) a manual split/merge decision between two entity ids."""
-        with self.transaction() as con:
+        def body(con) -> None:
             con.execute(f"DELETE FROM {SCHEMA}.link_overrides WHERE (from_id, to_id) IN (($a, $b), ($b, $a))",
                         {"a": from_id, "b": to_id})
             if action is not None:
                 self._insert(con, "link_overrides", pl.DataFrame([{
                     "from_id": from_id, "to_id": to_id, "action": action, "note": note, "created_at": now_utc()}]))
+        self.write(body)
 
     def upsert_documents(self, docs: pl.DataFrame) -> pl.DataFrame:
         """Versioned write of documents: a new content hash, status, text or outline closes the current row
@@ -229,7 +261,8 @@ class Warehouse(WarehouseReads):
         docs = schemas.conform(docs, schemas.DOCUMENTS).with_columns(
             pl.lit(ts).cast(schemas.TS).alias("valid_from"), pl.lit(None).cast(schemas.TS).alias("valid_until")
         )
-        with self.transaction() as con:
+
+        def body(con) -> pl.DataFrame:
             con.register("_docs", docs)
             try:
                 changed = fetch_frame(
@@ -255,6 +288,8 @@ class Warehouse(WarehouseReads):
             finally:
                 con.unregister("_docs")
             self._insert(con, "documents", docs.join(changed, on="document_id", how="semi"))
+            return changed
+        changed = self.write(body)
         return docs.join(changed, on="document_id", how="semi")
 
     def record_file_signatures(self, signatures: Sequence[tuple[str, str]]) -> None:
@@ -262,13 +297,15 @@ class Warehouse(WarehouseReads):
         if not signatures:
             return
         frame = pl.DataFrame(list(signatures), schema={"document_id": pl.String, "file_signature": pl.String}, orient="row")
-        with self.transaction() as con:
+
+        def body(con) -> None:
             con.register("_signatures", frame)
             try:
                 con.execute(f"""UPDATE {SCHEMA}.documents d SET file_signature = s.file_signature FROM _signatures s
                                 WHERE d.document_id = s.document_id AND d.valid_until IS NULL""")
             finally:
                 con.unregister("_signatures")
+        self.write(body)
 
     def retire_documents(self, document_ids: Sequence[str]) -> list[str]:
         """Remove every partitioned row of documents whose file is gone; close their documents row as 'deleted'."""
@@ -276,7 +313,8 @@ class Warehouse(WarehouseReads):
         if not ids:
             return []
         ts = now_utc()
-        with self.transaction() as con:
+
+        def body(con) -> list[str]:
             retired = fetch_frame(
                 con,
                 f"""SELECT DISTINCT document_id FROM {SCHEMA}.documents
@@ -294,7 +332,8 @@ class Warehouse(WarehouseReads):
                     WHERE valid_until IS NULL AND document_id IN (SELECT unnest($r))""",
                 {"ts": ts, "r": retired},
             )
-        return retired
+            return retired
+        return self.write(body)
 
     def replace_current(self, tables: dict[str, tuple[Sequence[str], pl.DataFrame]]) -> dict[str, dict[str, int]]:
         """Make each frame the current state of its versioned table, all tables in one transaction.
@@ -303,11 +342,10 @@ class Warehouse(WarehouseReads):
         original valid_from; new keys open with valid_from = now.
         """
         ts = now_utc()
-        stats = {}
-        with self.transaction() as con:
-            for table, (key, frame) in tables.items():
-                stats[table] = self._merge_current(con, table, key, frame, ts)
-        return stats
+
+        def body(con) -> dict[str, dict[str, int]]:
+            return {table: self._merge_current(con, table, key, frame, ts) for table, (key, frame) in tables.items()}
+        return self.write(body)
 
     def replace_current_partitions(self, table: str, identity: Sequence[str], frame: pl.DataFrame,
                                    document_ids: Sequence[str]) -> dict[str, int]:
@@ -316,8 +354,8 @@ class Warehouse(WarehouseReads):
         A row is the same version while its `identity` columns are equal (NULL equals NULL); other columns
         (offsets) are updated in place. Rows of those documents that are no longer in `frame` are closed.
         """
-        with self.transaction() as con:
-            return self._merge_current(con, table, identity, frame, now_utc(), list(document_ids))
+        ts = now_utc()
+        return self.write(lambda con: self._merge_current(con, table, identity, frame, ts, list(document_ids)))
 
     def _merge_current(self, con, table: str, key: Sequence[str], frame: pl.DataFrame, ts: datetime,
                        document_ids: list[str] | None = None) -> dict[str, int]:
@@ -364,7 +402,8 @@ class Warehouse(WarehouseReads):
 
     def replace_tables(self, frames: dict[str, pl.DataFrame]) -> None:
         """Replace whole derived tables (redirects, attribute history) atomically, all or none."""
-        with self.transaction() as con:
+        def body(con) -> None:
             for table, frame in frames.items():
                 con.execute(f"DELETE FROM {SCHEMA}.{table}")
                 self._insert(con, table, frame)
+        self.write(body)
