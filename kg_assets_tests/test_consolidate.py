@@ -86,12 +86,17 @@ def test_misnamed_entities_finds_ids_that_are_not_their_type_and_name():
         "normalized_name": ["SARAH_CHEN", "CHEN", "QDL", "ENGINEER", "ENGINEER"],
         "name": ["Sarah Chen", "Chen", "QDL", "the engineer", "engineer"],
     })
-    mentions = pl.DataFrame({"entity_id": ids, "document_id": ["d1"] * 5})
+    mentions = pl.DataFrame({"entity_id": ids, "document_id": ["d1"] * 5, "name": entities["name"]})
     bad = misnamed_entities(entities, mentions)
     # a lower-case description's id carries its document: the corpus-wide id of "engineer" is wrong
     assert bad["name"].to_list() == ["Chen", "QDL", "engineer"]
     assert bad["expected_id"].to_list() == [entity_id("PERSON", "CHEN"), entity_id("ORGANIZATION", "QDL"),
                                             entity_id("PERSON", "ENGINEER", "d1")]
+    # a name's id may be named by its lower-case form ("sarah chen" more often than "Sarah Chen"): not scoped
+    lowered = entities.head(1).with_columns(name=pl.lit("sarah chen"))
+    own = pl.DataFrame({"entity_id": [ids[0]] * 3, "document_id": ["d1"] * 3,
+                        "name": ["sarah chen", "sarah chen", "Sarah Chen"]})
+    assert misnamed_entities(lowered, own).height == 0
 
 
 def test_consolidation_does_not_depend_on_row_order():

@@ -65,7 +65,7 @@ def test_the_whole_pipeline_builds_a_graph_from_the_sample_corpus(project):
     assert chen.rows() and chen["entity_type"][0] == "PERSON" and chen["mention_count"][0] >= 5
     assert chen["normalized_name"][0] == "SARAH_CHEN"  # not the CHEN merged into it
     entities = project.sql("SELECT entity_id, entity_type, normalized_name, name FROM kg.entities WHERE valid_until IS NULL")
-    assert misnamed_entities(entities, project.sql("SELECT entity_id, document_id FROM kg.entity_mentions")).height == 0
+    assert misnamed_entities(entities, project.sql("SELECT entity_id, document_id, name FROM kg.entity_mentions")).height == 0
     # every graph fact traces back to chunks and documents
     trace = project.sql("""
         SELECT count(*) AS n FROM kg.graph_edges e, unnest(e.source_chunk_ids) AS u(chunk_id)

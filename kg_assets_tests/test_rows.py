@@ -57,6 +57,16 @@ def test_a_lower_case_description_is_one_entity_per_document_and_a_name_one_per_
     assert ids[("d2", "the engineer")] == entity_id("PERSON", "ENGINEER", "d2")
 
 
+def test_a_lower_case_name_beside_its_capitalised_form_in_the_chunk_is_that_name():
+    chunks = [ChunkRecords("c1", "d1", "h", mentions=[MentionRecord("Sarah Chen", "PERSON", "", 0.9, 0, 10),
+                                                      MentionRecord("sarah chen", "PERSON", "again", 0.9, 40, 50)]),
+              ChunkRecords("c2", "d1", "h", mentions=[MentionRecord("sarah chen", "PERSON")])]
+    ids = dict(((c, n), e) for c, n, e in rows(*chunks).mentions.select("chunk_id", "name", "entity_id").iter_rows())
+    assert ids[("c1", "sarah chen")] == ids[("c1", "Sarah Chen")] == SARAH
+    # alone in its chunk, the lower-case form is a description of its document
+    assert ids[("c2", "sarah chen")] == entity_id("PERSON", "SARAH_CHEN", "d1")
+
+
 def test_a_name_that_normalizes_to_nothing_makes_no_rows():
     chunk = ChunkRecords(
         "c1", "d1",

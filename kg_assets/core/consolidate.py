@@ -10,7 +10,7 @@ import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.core.linking import apply_redirects
-from kg_assets.core.normalize import id_scope_expr, stable_hash, with_entity_ids
+from kg_assets.core.normalize import is_description_expr, stable_hash, with_entity_ids
 
 MAX_DESCRIPTION_CHARS = 1000
 EXTRACTED_FROM = "EXTRACTED_FROM"  # provenance edge type, entity -> chunk (seed 003)
@@ -66,13 +66,16 @@ def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame, redirects: p
 def misnamed_entities(entities: pl.DataFrame, mentions: pl.DataFrame) -> pl.DataFrame:
     """The entities (entity_id, entity_type, normalized_name, name) whose id is not the id rule's
     `normalize.entity_id(entity_type, normalized_name, scope)`, with the id they should have
-    (`expected_id`). The scope of a description (its name in lower case) is the document of the entity's own
-    mentions (entity_id, document_id), as the row builder made it; a name has none."""
-    own_document = mentions.group_by("entity_id").agg(pl.col("document_id").min().alias("_document"))
-    scoped = entities.join(own_document, on="entity_id", how="left").with_columns(
-        id_scope_expr(pl.col("name"), pl.col("_document")).alias("_scope"))
+    (`expected_id`). An id is scoped to a document exactly when every one of its own mentions (entity_id,
+    document_id, name) is a description: the row builder gives a lower-case mention the name's id when its
+    chunk writes the name with capitals, so a name id always has a capitalised mention of its own."""
+    own = mentions.group_by("entity_id").agg(pl.col("document_id").min().alias("_document"),
+                                             is_description_expr(pl.col("name")).all().alias("_described"))
+    scoped = entities.join(own, on="entity_id", how="left").with_columns(
+        pl.when(pl.col("_described")).then(pl.col("_document")).otherwise(pl.lit(None, pl.String)).alias("_scope"))
     expected = with_entity_ids(scoped, "entity_type", "normalized_name", "expected_id", scope_col="_scope")
-    return expected.filter(pl.col("expected_id").ne_missing(pl.col("entity_id"))).drop("_document", "_scope")
+    return (expected.filter(pl.col("expected_id").ne_missing(pl.col("entity_id")))
+            .drop("_document", "_described", "_scope"))
 
 
 def merge_descriptions(frame: pl.DataFrame, key: list[str]) -> pl.DataFrame:

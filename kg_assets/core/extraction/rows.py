@@ -9,8 +9,9 @@ the chunk went. :func:`build_rows` turns a batch of them into frames, with one i
 ``entity_id``
     ``entity_id(entity_type, normalize_name(name))`` (:mod:`kg_assets.core.normalize`), hashed once per
     distinct (type, name) of the batch; a description written in lower case ("people", "the sect") also
-    carries its document (``id_scope_expr``), so it is one entity per document, not per corpus
-    (:func:`with_mention_entity_ids`, which ``kg eval linking`` uses too). A mention whose name
+    carries its document (``id_scope_expr``), so it is one entity per document, not per corpus, unless
+    its chunk writes the same name with capitals (:func:`with_mention_entity_ids`, which ``kg eval
+    linking`` uses too, with the document as the unit). A mention whose name
     normalizes to nothing makes no row, and neither does a relation or observation that points at it.
 ``mention_id``
     ``"mention_" + stable_hash(chunk_id, entity_id, char_start)``, with ``""`` for an unknown span: one
@@ -37,7 +38,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.normalize import id_scope_expr, normalize_name_expr, stable_hash, with_entity_ids
+from kg_assets.core.normalize import id_scope_expr, is_description_expr, normalize_name_expr, stable_hash, with_entity_ids
 
 
 @dataclass(frozen=True)
@@ -116,22 +117,29 @@ _STATUS_COLUMNS = ("chunk_id", "document_id", "chunk_hash", "status", "error", "
                    "attribute_count", "passes", "bad_lines", "complete")
 
 
-def with_mention_entity_ids(frame: pl.DataFrame) -> pl.DataFrame:
-    """Add normalized_name and entity_id to mention rows (name, entity_type, document_id): the id rule."""
-    frame = frame.with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"),
-                               id_scope_expr(pl.col("name"), pl.col("document_id")).alias("_scope"))
+def with_mention_entity_ids(frame: pl.DataFrame, unit: str = "document_id") -> pl.DataFrame:
+    """Add normalized_name and entity_id to mention rows (name, entity_type, document_id, `unit`): the id rule.
+
+    A lower-case mention is a description, scoped to its document, unless its (type, normalized name) is
+    written as a name in the same `unit` (the chunk in the pipeline, the document for `kg eval linking`):
+    then it is that name lower-cased ("sarah chen" in a gleaning pass after "Sarah Chen") and takes its id."""
+    frame = frame.with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"))
+    named = (~is_description_expr(pl.col("name"))).any().over(unit, "entity_type", "normalized_name")
+    frame = frame.with_columns(pl.when(named).then(pl.lit(None, pl.String))
+                               .otherwise(id_scope_expr(pl.col("name"), pl.col("document_id"))).alias("_scope"))
     return with_entity_ids(frame, "entity_type", "normalized_name", "entity_id", scope_col="_scope").drop("_scope")
 
 
 def _entity_ids(chunks: Sequence[ChunkRecords]) -> dict[tuple[str, str, str], tuple[str, str]]:
-    """(entity_type, name, document_id) -> (normalized_name, entity_id) for every distinct triple of the batch."""
-    triples = {(m.entity_type, m.name, c.document_id) for c in chunks for m in c.mentions}
-    if not triples:
+    """(entity_type, name, chunk_id) -> (normalized_name, entity_id) for every distinct triple of the batch."""
+    rows = {(m.entity_type, m.name, c.document_id, c.chunk_id) for c in chunks for m in c.mentions}
+    if not rows:
         return {}
     frame = with_mention_entity_ids(pl.DataFrame(
-        list(triples), schema={"entity_type": pl.String, "name": pl.String, "document_id": pl.String}, orient="row"))
-    rows = frame.select("entity_type", "name", "document_id", "normalized_name", "entity_id").iter_rows()
-    return {(t, n, d): (norm, eid) for t, n, d, norm, eid in rows}
+        list(rows), schema={"entity_type": pl.String, "name": pl.String, "document_id": pl.String,
+                            "chunk_id": pl.String}, orient="row"), unit="chunk_id")
+    ids = frame.select("entity_type", "name", "chunk_id", "normalized_name", "entity_id").iter_rows()
+    return {(t, n, c): (norm, eid) for t, n, c, norm, eid in ids}
 
 
 def _confidence_rank(value: float | None) -> float:
@@ -152,7 +160,7 @@ def build_rows(chunks: Sequence[ChunkRecords], *, extractor: str, extractor_vers
         entity_of: list[str | None] = []  # per mention index
         seen: set[str] = set()  # mention and relation ids of the chunk (prefixed, so never equal)
         for m in chunk.mentions:
-            norm, eid = ids[(m.entity_type, m.name, did)]
+            norm, eid = ids[(m.entity_type, m.name, cid)]
             entity_of.append(eid if norm else None)
             if not norm:
                 continue
