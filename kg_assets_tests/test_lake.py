@@ -143,6 +143,21 @@ def _rival_commit(lake: Warehouse, from_id: str, to_id: str) -> None:
         rival.execute("COMMIT")
 
 
+def test_a_run_that_finds_a_lake_half_made_by_another_completes_the_schema_before_reading(lake, tmp_path):
+    # another process has attached a new lake and made one table so far (it creates them one at a time)
+    con = connect_lake(*lake.lake)
+    con.execute("CREATE SCHEMA kg")
+    con.execute("CREATE TABLE kg.documents (document_id VARCHAR)")
+    con.close()
+    with pytest.raises(duckdb.CatalogException, match="does not exist"), lake.connect(read_only=True):
+        pass
+    lake.ensure_schema()  # what the documents step does first
+    with lake.connect(read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM kg.entity_attributes_at(now())").fetchone()[0] == 0
+        assert "arrival_day" in {c for (c,) in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'documents'").fetchall()}
+
+
 def test_a_write_that_loses_a_commit_conflict_runs_again_and_both_writes_land(lake):
     lake.write(lambda con: con.execute("INSERT INTO kg.link_overrides (from_id, to_id, action) "
                                        "VALUES ('a', 'b', 'merge'), ('c', 'd', 'merge')"))

@@ -42,6 +42,7 @@ def documents(
     inbox = Path(settings.inbox_dir)
     listing = scan_present_inbox(inbox)  # a missing inbox fails the step before anything is retired
     wh = warehouse.get()
+    wh.ensure_schema()  # the first step of a run reads before it writes: never a lake half made by another run
     days = context.partition_keys
     work = documents_to_read(wh.document_states() if wh.exists() else None, listing, days, scope.documents, scope.take_new)
     for key in work.ignored:

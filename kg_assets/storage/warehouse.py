@@ -171,6 +171,13 @@ class Warehouse(WarehouseReads):
         finally:
             con.close()
 
+    def ensure_schema(self) -> None:
+        """On a lake, make sure schema `kg` is complete before reading it: another process may be creating a new
+        lake at this moment, one table at a time. Once per process; the embedded file has one writer."""
+        if self.lake is not None and self.path not in _SCHEMA_READY:
+            with self.connect():
+                pass
+
     def create_schema(self) -> None:
         """Create the file and schema `kg` now, or add contract columns an older file lacks (idempotent)."""
         _SCHEMA_READY.discard(self.path)
