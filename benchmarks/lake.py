@@ -37,6 +37,8 @@ sys.path.insert(0, str(HERE))
 from generate_corpus import generate  # noqa: E402
 from run import KG, OUT, ROOT, log_tail  # noqa: E402
 
+from kg_assets.testing.postgres import pg_admin  # noqa: E402
+
 PG = "host={} port={} user={}".format(os.environ.get("PGHOST", "127.0.0.1"), os.environ.get("PGPORT", "5432"),
                                       os.environ.get("PGUSER", "postgres"))
 
@@ -45,23 +47,12 @@ def load() -> str:
     return "{:.1f}/{:.1f}/{:.1f}".format(*os.getloadavg())
 
 
-def _admin(sql: str) -> None:
-    import psycopg2
-
-    con = psycopg2.connect(f"{PG} dbname=postgres")
-    con.autocommit = True
-    try:
-        con.cursor().execute(sql)
-    finally:
-        con.close()
-
-
 CATALOGS: list[str] = []  # databases this benchmark made, dropped at the end unless --keep
 
 
 def fresh_catalog(name: str) -> str:
-    _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    _admin(f'CREATE DATABASE "{name}"')
+    pg_admin(PG, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    pg_admin(PG, f'CREATE DATABASE "{name}"')
     CATALOGS.append(name)
     return f"{PG} dbname={name}"
 
@@ -239,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
             for name in CATALOGS:
-                _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                pg_admin(PG, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     report = {"generated_at": datetime.now(UTC).isoformat(timespec="seconds"), "cpus": os.cpu_count(),
               "size": args.size, "runs": runs, "commits": commits}
     OUT.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from kg_assets.defs.planner import add_days, current_plan, run_spec, today_utc
 from kg_assets.settings import ExtractorSettings, FactSettings, IngestSettings, Settings, WarehouseSettings
 from kg_assets.storage.warehouse import Warehouse
 from kg_assets.testing.openai_server import FakeOpenAIServer
+from kg_assets.testing.postgres import pg_admin
 
 CORE_ASSETS = (*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS)
 SAMPLE_INBOX = Path(__file__).resolve().parents[1] / "data" / "inbox"
@@ -34,24 +35,15 @@ def embedded_only(reason: str):
     return pytest.mark.parametrize("backend", ["duckdb", pytest.param("ducklake", marks=pytest.mark.skip(reason=reason))])
 
 
-def pg_admin(sql: str) -> None:
-    con = psycopg2.connect(f"{PG} dbname=postgres")
-    con.autocommit = True
-    try:
-        con.cursor().execute(sql)
-    finally:
-        con.close()
-
-
 @contextlib.contextmanager
 def catalog_database(template: str | None = None):
     """A PostgreSQL database of its own (empty, or a copy of `template`), dropped afterwards: yields its name."""
     name = f"kg_lake_test_{uuid.uuid4().hex[:12]}"
-    pg_admin(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else ""))
+    pg_admin(PG, f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else ""))
     try:
         yield name
     finally:
-        pg_admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        pg_admin(PG, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def lake_warehouse(catalog: str, data_path: Path) -> Warehouse:
@@ -163,8 +155,8 @@ def copy_lake(source: tuple[str, Path], target: Warehouse) -> None:
     built_catalog, built_data = source
     catalog, data_path = target.lake
     name = catalog.rsplit("dbname=", 1)[1]
-    pg_admin(f"DROP DATABASE {name}")
-    pg_admin(f"CREATE DATABASE {name} TEMPLATE {built_catalog}")
+    pg_admin(PG, f"DROP DATABASE {name}")
+    pg_admin(PG, f"CREATE DATABASE {name} TEMPLATE {built_catalog}")
     shutil.copytree(built_data, data_path)
     con = psycopg2.connect(catalog)
     try:
