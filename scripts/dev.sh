@@ -3,6 +3,7 @@
 #   scripts/dev.sh demo   set up, then run the whole pipeline on the bundled sample data (data/inbox)
 #   scripts/dev.sh test   set up, then run the whole test suite
 #   scripts/dev.sh ui     set up, then open the Dagster UI (dagster dev) on the same instance as `kg run`
+#   scripts/dev.sh lock   re-resolve pyproject.toml's ranges into requirements.lock (exact versions, hashes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -14,13 +15,16 @@ setup() {
     echo "==> creating virtualenv $VENV with $PYTHON"
     "$PYTHON" -m venv "$VENV"
   fi
-  # Reinstall only when the dependency list changed.
+  # Install the exact, hash-checked versions of requirements.lock (pyproject.toml keeps the ranges; refresh
+  # the lock with `scripts/dev.sh lock`), then the project itself without resolving anything again.
+  # Reinstall only when the lock or the project's metadata changed.
   stamp="$VENV/.kg_assets-installed"
-  want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+  want=$(cat requirements.lock pyproject.toml | sha256sum | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "==> installing kg_assets and its dependencies (pyproject.toml)"
+    echo "==> installing the locked dependencies (requirements.lock) and kg_assets"
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet -e ".[test,dev]"
+    "$VENV/bin/python" -m pip install --quiet --require-hashes --no-deps -r requirements.lock
+    "$VENV/bin/python" -m pip install --quiet --no-deps -e .
     echo "$want" > "$stamp"
   fi
   export PATH="$VENV/bin:$PATH"
@@ -57,8 +61,14 @@ case "${1:-}" in
     setup
     dagster dev -w workspace.yaml
     ;;
+  lock)
+    # Re-resolve pyproject.toml's ranges to exact versions with hashes, for this machine kind (Linux x86_64, Python 3.11).
+    "$PYTHON" -m pip install --quiet "uv>=0.5,<1"
+    "$PYTHON" -m uv pip compile pyproject.toml --extra test --extra dev --generate-hashes \
+      --python-version 3.11 --python-platform x86_64-manylinux_2_28 --no-header -o requirements.lock
+    ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|ui [args]" >&2
+    echo "usage: scripts/dev.sh demo|test|ui|lock [args]" >&2
     exit 2
     ;;
 esac
