@@ -2,7 +2,9 @@
 
 Importing dagster-dbt (and dbt-core with it) takes seconds, the largest part of a small run's start-up;
 a run whose marts are current never executes dbt, so the planner answers "are the marts current?" from
-the manifest alone. `kg_assets_tests/test_dbt_manifest.py` checks that these match dagster-dbt's own.
+the manifest alone. `kg_assets_tests/test_marts.py`
+(`test_the_planner_reads_the_marts_keys_and_code_versions_as_dagster_dbt_makes_them`) checks that these
+match dagster-dbt's own.
 """
 
 import hashlib
