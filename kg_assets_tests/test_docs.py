@@ -134,7 +134,8 @@ def cli_commands() -> dict[str, set[str] | None]:
 def dev_sh_cases() -> set[str]:
     text = (ROOT / "scripts" / "dev.sh").read_text()
     body = text[text.index("case "):text.index("esac")]
-    return {case for line in body.splitlines() if (m := re.match(r"^\s*([\w|-]+)\)", line)) for case in m.group(1).split("|")}
+    labels = [m.group(1) for line in body.splitlines() if (m := re.match(r"^\s*([\w|-]+)\)", line))]
+    return {case for label in labels for case in label.split("|")}
 
 
 def page_id(path: Path) -> str:
