@@ -1,4 +1,4 @@
-"""One typed Settings model: environment -> settings, errors naming the variable, the README's table,
+"""One typed Settings model: environment -> settings, errors naming the variable, the docs' configuration table,
 resources built from it, the API key kept out of run config, and an inbox that run config cannot move."""
 
 import json
@@ -14,7 +14,7 @@ from kg_assets.defs.partitions import range_tags
 from kg_assets.settings import Settings, env_variables
 from kg_assets_tests.conftest import project_settings
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+CONFIGURATION = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 
 
 @pytest.fixture
@@ -61,9 +61,9 @@ def test_a_bad_value_fails_when_definitions_load_and_names_its_variable(clean_en
         assert f"{name}={value!r}" in str(error.value) and expected in str(error.value)
 
 
-def test_the_readme_configuration_table_lists_exactly_the_variables_the_settings_read():
-    text = README.read_text()
-    table = text[text.index("## Configuration"):text.index("### Bad input")]
+def test_the_configuration_table_lists_exactly_the_variables_the_settings_read():
+    text = CONFIGURATION.read_text()
+    table = text[text.index("## Environment variables"):text.index("## One typed model")]
     documented = set(re.findall(r"`((?:KG|OPENAI|FACT)_[A-Z0-9_]+)`", table))
     assert documented == set(env_variables())
 
