@@ -30,9 +30,22 @@ def test_every_check_has_a_corruption_case():
     assert {next(iter(c.check_specs)).name for c in check_defs.checks} == set(CORRUPTIONS)
 
 
+def _check(name: str) -> dg.AssetChecksDefinition:
+    return next(c for c in check_defs.checks if next(iter(c.check_specs)).name == name)
+
+
+def _evaluate(project, name: str) -> dg.AssetCheckResult:
+    """The check's own body on the project's warehouse, invoked directly with the project's resources.
+
+    How Dagster runs checks (jobs, blocking, run config) is tested once per backend below, through real runs."""
+    check = _check(name)
+    resources = project.defs.resources
+    return check(**{key: resources[key] for key in check.required_resource_keys if key in resources})
+
+
 def _run_check(project, name, run_config=None):
-    check = next(c for c in check_defs.checks if next(iter(c.check_specs)).name == name)
-    job = dg.define_asset_job(f"only_{name}", selection=dg.AssetSelection.checks(check))
+    """One check as a job of its own, in a real in-process run: the evaluation Dagster records."""
+    job = dg.define_asset_job(f"only_{name}", selection=dg.AssetSelection.checks(_check(name)))
     defs = dg.Definitions.merge(project.defs, dg.Definitions(jobs=[job]))
     days = project.register_days()
     result = defs.resolve_job_def(f"only_{name}").execute_in_process(
@@ -45,12 +58,21 @@ def _run_check(project, name, run_config=None):
 @pytest.mark.parametrize("name", sorted(CORRUPTIONS))
 @both_backends
 def test_check_passes_on_good_data_and_fails_on_broken_data(built, name):
-    assert _run_check(built, name).passed
+    assert _evaluate(built, name).passed
     with built.warehouse.transaction() as con:
         con.execute(CORRUPTIONS[name])
-    evaluation = _run_check(built, name)
+    evaluation = _evaluate(built, name)
     assert not evaluation.passed
     assert evaluation.metadata  # violations or shares are shown in the UI
+
+
+@both_backends
+def test_a_check_run_by_dagster_records_its_evaluation(built):
+    assert _run_check(built, "edges_one_current_row").passed
+    with built.warehouse.transaction() as con:
+        con.execute(CORRUPTIONS["edges_one_current_row"])
+    evaluation = _run_check(built, "edges_one_current_row")
+    assert not evaluation.passed and evaluation.metadata["violations"].value == 1
 
 
 @both_backends
@@ -71,11 +93,10 @@ def test_entity_ids_match_names_reports_each_renamed_or_retyped_entity(built):
     with built.warehouse.transaction() as con:
         con.execute(CORRUPTIONS["entity_ids_match_names"])
         con.execute("UPDATE kg.entities SET entity_type = 'ORGANIZATION' WHERE valid_until IS NULL AND name = 'Marcus Webb' AND entity_type = 'PERSON'")
-    evaluation = _run_check(built, "entity_ids_match_names")
+    evaluation = _evaluate(built, "entity_ids_match_names")
     assert not evaluation.passed and evaluation.metadata["violations"].value == 2
 
 
-@both_backends
 def test_extraction_health_thresholds_are_resource_fields(built):
     with built.warehouse.transaction() as con:
         con.execute("UPDATE kg.chunk_extractions SET status = 'error' WHERE chunk_id IN "
