@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
+import polars as pl
 import psycopg2
 import pytest
 
@@ -214,6 +215,17 @@ def project(tmp_path, warehouse):
     with dg.instance_for_test() as instance:
         yield Project(inbox=inbox, warehouse=warehouse, instance=instance,
                       defs=build_definitions(project_settings(inbox, warehouse)))
+
+
+def engine_chunks(texts: dict[str, str], documents: dict[str, str] | None = None) -> pl.DataFrame:
+    """Chunk rows as the extraction asset hands them to an extractor: {chunk_id: text}, each chunk the first
+    of its own document unless `documents` ({chunk_id: document_id}) says otherwise."""
+    documents = documents or {chunk_id: f"d{i}" for i, chunk_id in enumerate(texts)}
+    return pl.DataFrame({
+        "chunk_id": list(texts), "document_id": [documents[c] for c in texts], "chunk_index": [0] * len(texts),
+        "text": list(texts.values()), "section_path": [None] * len(texts),
+        "content_hash": [f"h{i}" for i in range(len(texts))], "headings": [[] for _ in texts],
+    }, schema_overrides={"section_path": pl.String, "headings": pl.List(pl.String)})
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ from kg_assets.core.extraction.prompts import PROMPT_VERSION
 from kg_assets.testing.openai_server import Reply
 from kg_assets.testing.scripted_llm import SAMPLE_NAMES, chunk_text, extraction_responder, is_gleaning
 
+from kg_assets_tests.conftest import engine_chunks
+
 
 def _metadata(result, asset="entity_mentions"):
     (mat,) = [m for m in result.get_asset_materialization_events() if m.asset_key.to_user_string() == asset][:1]
@@ -319,7 +321,7 @@ def test_extraction_leaves_the_garbage_collector_as_it_found_it(tmp_path):
     from kg_assets.settings import LLMSettings
     from kg_assets.testing.openai_server import FakeOpenAIServer
 
-    chunks = _engine_chunks({"c1": "Sarah Chen leads the lab.", "c2": "Broken chunk about Sarah Chen."})
+    chunks = engine_chunks({"c1": "Sarah Chen leads the lab.", "c2": "Broken chunk about Sarah Chen."})
     with FakeOpenAIServer(responder=extraction_responder(names={"Sarah Chen": "PERSON"})) as server:
         server.respond_when("Broken chunk", Reply.error(400, "bad request"))
         settings = LLMSettings(base_url=server.base_url, api_key="test", cache_path=str(tmp_path / "cache.sqlite"))
@@ -328,14 +330,6 @@ def test_extraction_leaves_the_garbage_collector_as_it_found_it(tmp_path):
     assert gc.get_freeze_count() == frozen_before == 0
     assert dict(result.chunk_status.select("chunk_id", "status").iter_rows()) == {"c1": "ok", "c2": "error"}
     assert result.mentions.select("chunk_id", "name").rows() == [("c1", "Sarah Chen")]
-
-
-def _engine_chunks(texts: dict[str, str]) -> pl.DataFrame:
-    return pl.DataFrame({
-        "chunk_id": list(texts), "document_id": [f"d{i}" for i in range(len(texts))], "chunk_index": [0] * len(texts),
-        "text": list(texts.values()), "section_path": [None] * len(texts), "content_hash": [f"h{i}" for i in range(len(texts))],
-        "headings": [[] for _ in texts],
-    }, schema_overrides={"section_path": pl.String, "headings": pl.List(pl.String)})
 
 
 def test_the_engine_states_its_attribute_cap_in_the_prompt_and_keeps_that_many(tmp_path):
@@ -349,7 +343,7 @@ def test_the_engine_states_its_attribute_cap_in_the_prompt_and_keeps_that_many(t
     with FakeOpenAIServer(responder=lambda request: Reply(content=answer)) as server:
         settings = LLMSettings(base_url=server.base_url, api_key="test", cache_path=str(tmp_path / "cache.sqlite"),
                                max_attributes=3)
-        result = LLMExtractor(settings).extract(_engine_chunks({"c1": "Sarah Chen knows many things."}))
+        result = LLMExtractor(settings).extract(engine_chunks({"c1": "Sarah Chen knows many things."}))
         systems = [r["messages"][0]["content"] for r in server.requests]
     assert len(systems) == 2  # the answer asked for more: one gleaning pass
     assert all("at most 3." in s for s in systems)
