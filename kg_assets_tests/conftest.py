@@ -5,7 +5,10 @@ PostgreSQL, a data folder in the test's tmp_path) for tests marked `both_backend
 """
 
 import contextlib
+import io
+import os
 import shutil
+import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +18,7 @@ import polars as pl
 import psycopg2
 import pytest
 
+from kg_assets.cli import main as kg_main
 from kg_assets.definitions import build_definitions
 from kg_assets.defs.partitions import CONSOLIDATION_ASSETS, PARTITIONED_ASSETS, RunScope, arrival_days, range_tags
 from kg_assets.defs.planner import add_days, current_plan, run_spec, today_utc
@@ -226,6 +230,41 @@ def engine_chunks(texts: dict[str, str], documents: dict[str, str] | None = None
         "text": list(texts.values()), "section_path": [None] * len(texts),
         "content_hash": [f"h{i}" for i in range(len(texts))], "headings": [[] for _ in texts],
     }, schema_overrides={"section_path": pl.String, "headings": pl.List(pl.String)})
+
+
+@dataclass
+class CliResult:
+    """What a `kg` command printed and returned, as subprocess.run would report it."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def kg_cli(monkeypatch, capsys):
+    """`kg …` through `kg_assets.cli.main` in this process: the installed command's code, without a process
+    start per call (one test per command family still runs the installed `kg`). Settings come from the
+    environment as for a user, so the developer's OPENAI_* and KG_* variables are removed first."""
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "KG_")):
+            monkeypatch.delenv(name)
+
+    def run(*args, stdin: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None) -> CliResult:
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value)
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin or ""))
+        capsys.readouterr()
+        try:
+            code = kg_main([str(arg) for arg in args])
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 1
+        out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return run
 
 
 @pytest.fixture

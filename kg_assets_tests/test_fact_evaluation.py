@@ -75,13 +75,7 @@ def test_no_prediction_scores_zero_not_an_error():
     assert scores["turn_f1"] == 0.0 and scores["persona_recall"] == 0.0 and scores["turn_facts_gold"] == 3
 
 
-def _kg(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "OPENAI_BASE_URL", "KG_EXTRACTOR"}}
-    kg = Path(sys.executable).with_name("kg")
-    return subprocess.run([str(kg), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-
-
-def test_kg_eval_facts_writes_kept_facts_and_prints_scores_last(tmp_path):
+def test_kg_eval_facts_writes_kept_facts_and_prints_scores_last(tmp_path, kg_cli):
     dialog = {
         "dialog_id": "hand-1", "session": 1,
         "turns": [
@@ -102,7 +96,7 @@ def test_kg_eval_facts_writes_kept_facts_and_prints_scores_last(tmp_path):
     path = tmp_path / "dialogs.jsonl"
     path.write_text(json.dumps(dialog) + "\n" + json.dumps(second) + "\n")
     out = tmp_path / "pred" / "pred.jsonl"
-    result = _kg("eval", "facts", str(path), "--out", str(out), "--limit", "1", cwd=tmp_path)
+    result = kg_cli("eval", "facts", path, "--out", out, "--limit", "1", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     predictions = [json.loads(line) for line in out.read_text().splitlines()]
@@ -123,11 +117,11 @@ def test_kg_eval_facts_writes_kept_facts_and_prints_scores_last(tmp_path):
     assert summary["extractor"] == "facts-heuristic"
 
 
-def test_kg_eval_facts_refuses_an_unreadable_file(tmp_path):
-    missing = _kg("eval", "facts", str(tmp_path / "nope.jsonl"), cwd=tmp_path)
+def test_kg_eval_facts_refuses_an_unreadable_file(tmp_path, kg_cli):
+    missing = kg_cli("eval", "facts", tmp_path / "nope.jsonl", cwd=tmp_path)
     assert missing.returncode == 2 and "cannot read" in missing.stderr
     (tmp_path / "bad.jsonl").write_text(json.dumps(_dialog()) + "\n" + '{"dialog_id": "x", "turns": [{"idx": 0}]}\n')
-    bad = _kg("eval", "facts", str(tmp_path / "bad.jsonl"), cwd=tmp_path)
+    bad = kg_cli("eval", "facts", tmp_path / "bad.jsonl", cwd=tmp_path)
     assert bad.returncode == 2 and "line 2 lacks speaker" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -148,8 +142,8 @@ def test_kg_eval_facts_with_an_llm_configured_asks_it_through_the_engine(tmp_pat
 
 
 @pytest.mark.skipif(not DEV.exists(), reason="shared/eval is not mounted beside the project")
-def test_kg_eval_facts_runs_on_the_development_dialogs(tmp_path):
-    result = _kg("eval", "facts", str(DEV), "--limit", "10", cwd=tmp_path)
+def test_kg_eval_facts_runs_on_the_development_dialogs(tmp_path, kg_cli):
+    result = kg_cli("eval", "facts", DEV, "--limit", "10", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["dialogs"] == 10 and summary["turn_facts_gold"] > 50

@@ -1,4 +1,5 @@
-"""`kg search | show | context | export | picture` as installed commands, on the built sample warehouse."""
+"""`kg search | show | context | export | picture` on the built sample warehouse: in this process through the
+CLI's entry function, and once as the installed command."""
 
 import json
 import subprocess
@@ -6,17 +7,19 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from kg_assets_tests.test_query_search import sql
 
 KG = Path(sys.executable).parent / "kg"
 
 
-def kg(*args, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([KG, *map(str, args)], capture_output=True, text=True, input=stdin, timeout=120)
+@pytest.fixture
+def kg(kg_cli):
+    return kg_cli
 
 
-def test_search_prints_scores_reasons_attributes_and_counts(built_warehouse):
+def test_search_prints_scores_reasons_attributes_and_counts(kg, built_warehouse):
     out = kg("search", "entity:Sarah", "Chen", "--db", built_warehouse)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -32,7 +35,7 @@ def test_search_prints_scores_reasons_attributes_and_counts(built_warehouse):
     assert all(h["entity_type"] == "PERSON" and "employer" in h["attributes"] for h in data["hits"])
 
 
-def test_show_prints_the_profile_and_draws_the_neighbourhood(built_warehouse, tmp_path):
+def test_show_prints_the_profile_and_draws_the_neighbourhood(kg, built_warehouse, tmp_path):
     out = kg("show", "Marcus Webb", "--db", built_warehouse, "--svg", tmp_path / "webb.svg", "--sources", "2")
     assert out.returncode == 0, out.stderr
     text = out.stdout
@@ -45,7 +48,7 @@ def test_show_prints_the_profile_and_draws_the_neighbourhood(built_warehouse, tm
     assert any(a["alias"] == "QDL" and a["method"] == "acronym" and a["evidence"] for a in profile["aliases"])
 
 
-def test_context_reads_arguments_files_and_standard_input(built_warehouse, tmp_path):
+def test_context_reads_arguments_files_and_standard_input(kg, built_warehouse, tmp_path):
     text = "Sarah Chen and Alan Okafor run the Quantum Dynamics Lab."
     block = kg("context", text, "--max-tokens", "300", "--db", built_warehouse)
     assert block.returncode == 0 and block.stdout.startswith("# Knowledge graph context")
@@ -57,7 +60,7 @@ def test_context_reads_arguments_files_and_standard_input(built_warehouse, tmp_p
     assert as_json["text"] + "\n" == block.stdout and as_json["tokens"] <= 300
 
 
-def test_export_and_picture_write_their_files(built_warehouse, tmp_path):
+def test_export_and_picture_write_their_files(kg, built_warehouse, tmp_path):
     out = kg("export", "parquet", tmp_path / "pq", "--db", built_warehouse)
     nodes = sql(built_warehouse, "SELECT count(*) AS n FROM kg.graph_nodes WHERE valid_until IS NULL")["n"][0]
     assert out.returncode == 0 and f"{nodes:,} nodes" in out.stdout
@@ -66,7 +69,7 @@ def test_export_and_picture_write_their_files(built_warehouse, tmp_path):
     assert picture.returncode == 0 and (tmp_path / "core.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_bad_input_exits_with_one_clear_line(built_warehouse, tmp_path):
+def test_bad_input_exits_with_one_clear_line(kg, built_warehouse, tmp_path):
     cases = [
         (("search", "entity:"), 2, "kg search: entity: needs a name"),
         (("search", "x", "--as-of", "yesterday"), 2, "kg search: not an ISO date"),
@@ -82,7 +85,7 @@ def test_bad_input_exits_with_one_clear_line(built_warehouse, tmp_path):
     assert missing.returncode == 1 and "run `kg run` first" in missing.stderr
 
 
-def test_without_db_the_commands_read_the_warehouse_the_settings_name(built_warehouse, tmp_path):
+def test_the_installed_command_without_db_reads_the_warehouse_the_settings_name(built_warehouse, tmp_path):
     """No --db: KG_DUCKDB_PATH, as for `kg run` (this used to fail with "no warehouse at None")."""
     import os
 
