@@ -31,6 +31,17 @@ CORE_ASSETS = (*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS)
 SAMPLE_INBOX = Path(__file__).resolve().parents[1] / "data" / "inbox"
 PG = "host=127.0.0.1 port=5432 user=postgres"
 
+# Fixtures that give a test a DuckLake: such a test, like every `ducklake` case of `backend`, is marked `lake`.
+LAKE_FIXTURES = {"lake_catalog", "built_lake", "lake"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if (callspec and callspec.params.get("backend") == "ducklake") or LAKE_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.lake)
+
+
 # The same test on the embedded file and on a DuckLake: parametrizes the `backend` fixture below.
 both_backends = pytest.mark.parametrize("backend", ["duckdb", "ducklake"])
 

@@ -8,8 +8,11 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from kg_assets_tests.conftest import SAMPLE_INBOX
+
+pytestmark = pytest.mark.process  # every test here starts the installed commands
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -43,6 +43,7 @@ def test_the_lake_instance_queues_runs_with_limits_and_monitors_them(lake_home):
         assert instance.run_monitoring_enabled and instance.run_monitoring_max_resume_run_attempts == 0
 
 
+@pytest.mark.process
 def test_the_pools_are_sized_with_the_dagster_cli_and_kept_in_postgres(lake_home):
     env = {**os.environ, "DAGSTER_HOME": str(lake_home)}
     for pool, limit in (("llm", "4"),):

@@ -125,6 +125,7 @@ def test_kg_eval_facts_refuses_an_unreadable_file(tmp_path, kg_cli):
     assert bad.returncode == 2 and "line 2 lacks speaker" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.process
 def test_kg_eval_facts_with_an_llm_configured_asks_it_through_the_engine(tmp_path, openai_server):
     from kg_assets.testing.scripted_llm import extraction_responder, is_fact_request
 

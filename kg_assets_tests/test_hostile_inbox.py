@@ -8,6 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
+import pytest
 
 from kg_assets.defs.automation import inbox_sensor
 
@@ -60,6 +61,7 @@ def _assert_symlink_rows(documents: dict[str, tuple]) -> None:
     assert not any(SECRET in (text or "") for _, _, text in documents.values())
 
 
+@pytest.mark.process
 def test_kg_run_gives_every_symlink_a_row_and_follows_only_those_inside_the_inbox(tmp_path):
     inbox = _symlinked_inbox(tmp_path)
     db = tmp_path / "warehouse.duckdb"
@@ -72,6 +74,7 @@ def test_kg_run_gives_every_symlink_a_row_and_follows_only_those_inside_the_inbo
     assert "every document is up to date" in _kg_run(tmp_path, inbox, db)
 
 
+@pytest.mark.process
 def test_kg_run_does_not_redo_an_unchanged_over_limit_file(tmp_path):
     inbox = tmp_path / "inbox"
     inbox.mkdir()

@@ -20,6 +20,8 @@ from kg_assets.commands.recovery import HOST_TAG, PID_TAG, PROCESS_STARTED_TAG, 
 from kg_assets.testing.openai_server import FakeOpenAIServer, Reply
 from kg_assets.testing.scripted_llm import extraction_responder
 
+pytestmark = pytest.mark.process  # every test here starts the installed commands
+
 ROOT = Path(__file__).resolve().parents[1]
 KG = Path(sys.executable).parent / "kg"
 DOCUMENTS = {

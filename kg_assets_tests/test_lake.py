@@ -85,6 +85,7 @@ def test_the_lake_backend_needs_a_catalog_and_a_data_path():
     assert Settings.from_env({}).warehouse.backend == "duckdb"
 
 
+@pytest.mark.process
 def test_kg_run_on_the_lake_builds_what_the_embedded_file_holds_and_the_dbt_marts(lake_catalog, tmp_path,
                                                                                    built_warehouse):
     """The whole pipeline, checks and dbt included, through the installed `kg` on a fresh lake."""
@@ -194,6 +195,7 @@ def test_a_commit_after_concurrent_ddl_that_ducklake_fails_to_read_runs_again(la
     assert _override_rows(lake) == [("a", "b", "merge"), ("c", "d", "split")]
 
 
+@pytest.mark.process
 def test_a_write_that_keeps_losing_conflicts_fails_after_the_timeout_and_other_errors_are_not_retried(lake_catalog,
                                                                                                           tmp_path):
     # Long enough for two attempts on a loaded machine (an attempt attaches the lake twice).
@@ -239,6 +241,7 @@ def test_on_the_lake_partition_writes_take_no_pool_and_consolidation_and_dbt_poo
     assert _job_pools({**env, **lake_env}) == "['consolidation', 'dbt', 'llm']"
 
 
+@pytest.mark.process
 def test_two_processes_write_partitions_at_once_then_one_consolidates_as_a_serial_build(lake_catalog, tmp_path,
                                                                                         built_warehouse):
     """Two `kg run --partitions-only` over the two halves of the sample inbox at the same time, on one lake and

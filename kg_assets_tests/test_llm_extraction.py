@@ -199,6 +199,7 @@ def test_unknown_types_become_other_and_orphan_relations_are_dropped(llm_project
     assert rel.rows() == [("Quantum Dynamics Lab", "WORKS_AT", 1.0)]
 
 
+@pytest.mark.process
 def test_cancelling_a_run_stops_llm_calls_writes_nothing_and_the_rerun_pays_only_for_the_rest(llm_project, tmp_path):
     import os
     import shutil

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import dagster as dg
+import pytest
 
 from kg_assets.defs.dbt_manifest import model_code_versions
 
@@ -75,6 +76,7 @@ def test_the_planner_reads_the_marts_keys_and_code_versions_as_dagster_dbt_makes
     assert model_code_versions() == kg_dbt_models.code_versions_by_key
 
 
+@pytest.mark.process
 def test_a_run_without_marts_builds_its_job_without_importing_dagster_dbt():
     code = ("import sys; from kg_assets.definitions import build_definitions; from kg_assets.settings import Settings; "
             "job = build_definitions(Settings(), marts=False).resolve_job_def('kg_pipeline'); "

@@ -85,6 +85,7 @@ def test_bad_input_exits_with_one_clear_line(kg, built_warehouse, tmp_path):
     assert missing.returncode == 1 and "run `kg run` first" in missing.stderr
 
 
+@pytest.mark.process
 def test_the_installed_command_without_db_reads_the_warehouse_the_settings_name(built_warehouse, tmp_path):
     """No --db: KG_DUCKDB_PATH, as for `kg run` (this used to fail with "no warehouse at None")."""
     import os

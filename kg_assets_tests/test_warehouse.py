@@ -148,6 +148,7 @@ def test_an_older_warehouse_gains_columns_added_to_the_contracts(tmp_path):
     assert set(schemas.CHUNK_EXTRACTIONS) <= set(row)
 
 
+@pytest.mark.process
 @embedded_only("a file lock between processes: a DuckLake has no file to lock (its writers commit through the catalog)")
 def test_a_writer_waits_for_another_process_to_release_the_file(wh, tmp_path):
     import subprocess
