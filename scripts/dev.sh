@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for humans and CI:
 #   scripts/dev.sh demo   set up, then run the whole pipeline on the bundled sample data (data/inbox)
-#   scripts/dev.sh test   set up, then run the whole test suite
+#   scripts/dev.sh test   set up, then run the whole test suite (KG_TEST_WORKERS processes, default 3)
+#   scripts/dev.sh coverage  the same suite with line coverage of kg_assets (report in .coverage/html)
 #   scripts/dev.sh ui     set up, then open the Dagster UI (dagster dev) on the same instance as `kg run`
 #   scripts/dev.sh lock   re-resolve pyproject.toml's ranges into requirements.lock (exact versions, hashes)
 set -euo pipefail
@@ -55,7 +56,14 @@ case "${1:-}" in
   test)
     setup
     shift
-    python -m pytest "$@"
+    # Workers in parallel (pytest-xdist; KG_TEST_WORKERS=0 runs in this process), the slowest tests listed.
+    python -m pytest -n "${KG_TEST_WORKERS:-3}" --durations=15 "$@"
+    ;;
+  coverage)
+    setup
+    shift
+    rm -rf .coverage && mkdir -p .coverage
+    python -m pytest -n "${KG_TEST_WORKERS:-3}" --cov --cov-report=term --cov-report=html:.coverage/html "$@"
     ;;
   ui)
     setup
@@ -68,7 +76,7 @@ case "${1:-}" in
       --python-version 3.11 --python-platform x86_64-manylinux_2_28 --no-header -o requirements.lock
     ;;
   *)
-    echo "usage: scripts/dev.sh demo|test|ui|lock [args]" >&2
+    echo "usage: scripts/dev.sh demo|test|coverage|ui|lock [args]" >&2
     exit 2
     ;;
 esac
