@@ -40,10 +40,12 @@ def register_eval(eval_subparsers: argparse._SubParsersAction) -> None:
     graph = eval_subparsers.add_parser(
         "graph", help="whole-graph node precision, cluster recall and fragmentation: kg run on DOCS.jsonl, "
                       "scored against MENTIONS.jsonl")
-    graph.add_argument("docs", help="documents, one {doc_id, text} a line (shared/eval format)")
-    graph.add_argument("mentions", help="gold mentions, one {text, gold_cluster, ...} a line, clusters across documents")
-    graph.add_argument("--out", help="build in this new or empty folder and keep it (inbox/, warehouse.duckdb, "
-                                     "dagster_home/); default a temporary folder, removed afterwards")
+    graph.add_argument("docs", metavar="DOCS.jsonl", help="documents, one {doc_id, text} a line (shared/eval format)")
+    graph.add_argument("mentions", metavar="MENTIONS.jsonl",
+                       help="gold mentions, one {text, gold_cluster, ...} a line, clusters across documents")
+    graph.add_argument("--out", metavar="DIR",
+                       help="build in this new or empty folder and keep it (inbox/, warehouse.duckdb, dagster_home/); "
+                            "default a temporary folder, removed afterwards")
     graph.set_defaults(func=cmd_eval_graph)
 
 
