@@ -1,4 +1,5 @@
-"""`kg eval extraction` and `kg eval linking`: quality on annotated data (shared/eval formats)."""
+"""`kg eval extraction` and `kg eval linking` (and, from their modules, `kg eval facts` and `kg eval graph`):
+quality on annotated data (shared/eval formats)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import sys
 import time
 from pathlib import Path
 
-from kg_assets.commands import facts
+from kg_assets.commands import eval_graph, facts
 from kg_assets.commands.common import load_settings
 
 
 def register(subparsers) -> None:
-    evaluate = subparsers.add_parser("eval", help="evaluate extraction, linking or user facts on annotated data")
+    evaluate = subparsers.add_parser("eval", help="evaluate extraction, linking, user facts or the whole graph "
+                                                  "on annotated data")
     what = evaluate.add_subparsers(dest="what", required=True)
     extraction = what.add_parser("extraction", help="entity and relation P/R/F1 on DOCS.jsonl")
     extraction.add_argument("docs", help="documents with gold entities and relations (shared/eval format)")
@@ -26,6 +28,7 @@ def register(subparsers) -> None:
                          help="link each document on its own (for gold that only clusters within documents)")
     linking.set_defaults(func=linking_command)
     facts.register_eval(what)
+    eval_graph.register_eval(what)
 
 
 def extraction_command(args: argparse.Namespace) -> int:
