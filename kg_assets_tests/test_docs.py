@@ -192,4 +192,4 @@ def test_the_checks_read_what_they_should():
     commands = cli_commands()
     assert {"run", "sql", "eval", "facts", "link", "search"} <= set(commands)
     assert {"linking", "extraction", "facts"} <= commands["eval"] and "forget" in commands["facts"]
-    assert dev_sh_cases() == {"demo", "test", "ui", "lock"}
+    assert dev_sh_cases() == {"demo", "test", "coverage", "ui", "lock"}
