@@ -143,7 +143,7 @@ def test_a_run_waiting_for_a_pool_says_so_sleeps_stops_on_ctrl_c_and_goes_on_onc
         time.sleep(4)
         assert _cpu_seconds(waiting.pid) - cpu < 0.25 * (time.monotonic() - wall), "the wait sleeps"
         waiting.send_signal(signal.SIGINT)
-        out, _ = waiting.communicate(timeout=30)
+        out, _ = waiting.communicate(timeout=120)  # a loaded machine (the suite's other workers) is slow to exit
         assert waiting.returncode == 130 and "interrupted while waiting for a pool; nothing ran" in out
 
         proceeding = _start(home, KG_EXTRACTOR="heuristic")

@@ -9,7 +9,7 @@ from kg_assets.core.normalize import entity_id, normalize_name
 from kg_assets.definitions import build_definitions
 from kg_assets.evaluation.baselines import ExactIdLinker, containment_linker, exact_name_linker, fuzzy_linker
 from kg_assets.storage.warehouse import Warehouse
-from kg_assets_tests.conftest import Project, project_settings
+from kg_assets_tests.conftest import Project, ephemeral_instance, project_settings
 
 
 def mentions(*rows: tuple[str, str, str]) -> pl.DataFrame:
@@ -274,7 +274,7 @@ def test_a_person_the_heuristic_types_untyped_at_a_sentence_start_is_one_entity_
         "Orrin Blackwood, the senior engineer who led the work, opened the review.\n")
     (inbox / "visit.txt").write_text("Orrin Blackwood, our lead engineer, will visit Lisbon in June.\n")
     db = tmp_path / "warehouse.duckdb"
-    with dg.instance_for_test() as instance:
+    with ephemeral_instance() as instance:
         project = Project(inbox, Warehouse(db), instance, build_definitions(project_settings(inbox, db)))
         assert project.run_all().success
     typed = project.sql("SELECT DISTINCT document_id, entity_type FROM kg.entity_mentions "

@@ -10,7 +10,7 @@ import pytest
 from kg_assets.core.documents import read_document
 from kg_assets.definitions import build_definitions
 from kg_assets.storage.warehouse import Warehouse
-from kg_assets_tests.conftest import Project, project_settings
+from kg_assets_tests.conftest import Project, ephemeral_instance, project_settings
 
 CAPTION = "Figure 3: The Helix sensor array built by Northwind Robotics in Lisbon."
 
@@ -101,7 +101,7 @@ def figure_project(tmp_path):
     inbox.mkdir()
     (inbox / "helix.pdf").write_bytes(figure_pdf(REPORT))
     db = tmp_path / "warehouse.duckdb"
-    with dg.instance_for_test() as instance:
+    with ephemeral_instance() as instance:
         yield Project(inbox, Warehouse(db), instance, build_definitions(project_settings(inbox, db)))
 
 
