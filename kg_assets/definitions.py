@@ -6,6 +6,7 @@ import dagster as dg
 
 from kg_assets.defs import automation, checks, extraction, facts, graph, ingest
 from kg_assets.defs.resources import build_resources
+from kg_assets.extractors.factory import build_extractor
 from kg_assets.settings import Settings
 
 
@@ -16,7 +17,7 @@ def build_definitions(settings: Settings, marts: bool = True) -> dg.Definitions:
         dg.Definitions(assets=[ingest.documents, ingest.chunks]),
         # Rows made by another extractor or version show as stale partitions in the UI (code version).
         dg.Definitions(assets=[extraction.extraction.map_asset_specs(
-            lambda spec: spec.replace_attributes(code_version=settings.extractor.build_extractor().version))]),
+            lambda spec: spec.replace_attributes(code_version=build_extractor(settings.extractor).version))]),
         dg.Definitions(assets=[graph.link_overrides, graph.linked_entities, graph.entity_summaries, graph.knowledge_graph,
                                graph.entity_attributes]),
         dg.Definitions(assets=facts.assets),
