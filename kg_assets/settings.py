@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -283,17 +283,6 @@ def use_dagster_home(option: str | None) -> str:
     Path(home).mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = home
     return home
-
-
-def configured_backend() -> str:
-    """The warehouse backend KG_WAREHOUSE_BACKEND names, read when the assets are defined (Dagster fixes an
-    op's pool then, before any Settings object exists: defs/pools.py). An unknown value is refused."""
-    backend = os.environ.get("KG_WAREHOUSE_BACKEND", "duckdb")
-    allowed = get_args(WarehouseSettings.model_fields["backend"].annotation)
-    if backend not in allowed:
-        raise SettingsError(f"invalid kg_assets settings in the environment:\n  KG_WAREHOUSE_BACKEND={backend!r}: "
-                            f"one of {', '.join(allowed)}")
-    return backend
 
 
 def use_dagster_event_batching() -> None:

@@ -29,8 +29,12 @@ CONSOLIDATION_ASSETS = ("linked_entities", "entity_aliases", "entity_summaries",
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 
-# Assets of several days batch into one run each time.
-single_run = dg.BackfillPolicy.single_run()
+
+
+def partitioned(pool: str | None) -> dict[str, object]:
+    """What every per-document asset and multi_asset declares: the arrival days, and the pool of its step
+    (`defs/pools.py`). Assets of several days batch into one run each time (single-run backfills)."""
+    return {"partitions_def": arrival_days, "backfill_policy": dg.BackfillPolicy.single_run(), "pool": pool}
 
 
 class RunScope(dg.ConfigurableResource):
