@@ -61,8 +61,7 @@ def documents_in_scope(warehouse: Warehouse, days: Sequence[str], scope: RunScop
     Every per-document asset after `documents` calls this, so all of them cover the same documents:
     those the documents step recorded on these days, narrowed to `scope.documents` when it is set.
     """
-    frame = warehouse.document_states(days).select("document_id", "arrival_day") if warehouse.exists() else (
-        pl.DataFrame(schema={"document_id": pl.String, "arrival_day": pl.String}))
+    frame = warehouse.documents_of_days(days)
     if scope.documents is not None:
         frame = frame.filter(pl.col("document_id").is_in(scope.documents))
     return frame
