@@ -16,7 +16,7 @@ from kg_assets.core.facts.memory import rebuild_memory
 from kg_assets.core.facts.pipeline import learn_facts
 from kg_assets.core.facts.users import build_chat_users
 from kg_assets.core.files import DocumentError
-from kg_assets.defs.extraction import export_calls, spend_per_day
+from kg_assets.defs.llm_calls import export_calls, spend_per_day
 from kg_assets.defs.partitions import RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts
 from kg_assets.defs.pools import Pools
 from kg_assets.defs.resources import ExtractorResource, FactResource, IngestResource, WarehouseResource

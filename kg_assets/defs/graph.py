@@ -14,7 +14,7 @@ from kg_assets.core.extraction.prompts import build_summary_messages
 from kg_assets.core.linking import NameLinker, apply_redirects, keep_created_at
 from kg_assets.core.planning import frame_digest
 from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
-from kg_assets.defs.extraction import export_calls
+from kg_assets.defs.llm_calls import export_calls
 from kg_assets.defs.planner import OVERRIDES_DIGEST_KEY
 from kg_assets.defs.pools import Pools
 from kg_assets.defs.previews import core_picture, graph_preview, top_entities
