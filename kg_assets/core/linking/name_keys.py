@@ -81,10 +81,24 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     first_cap (the name starts with a capital or digit), is_acronym (one all-capitals token),
     declared (acronym declared in a trailing parenthesis, or null)."""
     s = pl.col(name).fill_null("").str.normalize("NFKD").str.replace_all(r"\p{M}", "").str.strip_chars()
-    paren = s.str.extract(r"\(\s*([\p{Lu}][\p{Lu}\p{N}&.]{1,11})\s*\)\s*$", 1).str.replace_all(r"[^\p{L}\p{N}]", "")
+    et = pl.col(entity_type)
+    out = nodes.lazy().with_columns(_name_tokens(s, et).alias("tok"), _declared_acronym(s).alias("declared"))
+    out = _drop_describing_words(out, et)
+    out = _drop_place_class_words(out, et)
+    out = _drop_leading_words(out, et)
+    out = _drop_corporate_suffixes(out, et)
+    return _with_keys(out, et).with_columns(*_shape_columns()).collect()
+
+
+def _declared_acronym(s: pl.Expr) -> pl.Expr:
+    """The acronym a trailing parenthesis declares: "Quantum Dynamics Lab (QDL)" -> QDL."""
+    return s.str.extract(r"\(\s*([\p{Lu}][\p{Lu}\p{N}&.]{1,11})\s*\)\s*$", 1).str.replace_all(r"[^\p{L}\p{N}]", "")
+
+
+def _name_tokens(s: pl.Expr, et: pl.Expr) -> pl.Expr:
+    """The tokens of the name without a trailing parenthesis, possessives and dots of initials."""
     base = s.str.replace(r"\s*\([^()]*\)\s*$", "")
     base = pl.when(base.str.contains(r"[\p{L}\p{N}]")).then(base).otherwise(s)
-    et = pl.col(entity_type)
     # a place before a possessive qualifies the place after it: "Indonesia's Aceh province" is in Aceh
     base = pl.when(et.is_in(PLACE_TYPES)).then(base.str.replace(r"^.*\S\s?['’`]s\s+(\p{Lu})", "${1}")).otherwise(base)
     # after a person's full name, a comma opens an apposition: "Warren Jeffs, Polygamist Leader" is Warren
@@ -95,10 +109,12 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     base = base.str.replace_all(r"\b(\p{Lu})\b", "${1}§")
     for _ in range(3):
         base = base.str.replace_all(r"§[\s.]+(\p{Lu})§", "${1}§")
-    base = base.str.replace_all("§", "")
-    out = nodes.lazy().with_columns(base.str.extract_all(r"[\p{L}\p{N}]+").alias("tok"), paren.alias("declared"))
-    # lower-case words that are no name particle describe the name: "Polygamist leader Warren Jeffs",
-    # "Indonesian province of Aceh"
+    return base.str.replace_all("§", "").str.extract_all(r"[\p{L}\p{N}]+")
+
+
+def _drop_describing_words(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
+    """Lower-case words that are no name particle describe the name: "Polygamist leader Warren Jeffs",
+    "Indonesian province of Aceh"."""
     describing = pl.element().str.contains(r"^\p{Ll}") & ~pl.element().is_in(CONNECTORS)
     last_describing = pl.col("tok").list.eval(pl.when(describing).then(pl.int_range(pl.len())).otherwise(None)).list.max()
     capitals_after = (pl.col("tok").list.slice(last_describing + 1)
@@ -113,24 +129,31 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     place_prefix = (
         (pl.col("tok").list.get(last_describing + 1, null_on_oob=True).str.to_lowercase() == "of").fill_null(False)
         & head.list.eval(pl.element().str.contains(r"^\p{Lu}") | describing).list.all().fill_null(True))
-    out = out.with_columns(
+    return out.with_columns(
         pl.when(last_describing.is_not_null() & capital_after
                 & (((et == "PERSON") & full_name_after) | (et.is_in(PLACE_TYPES) & place_prefix)))
         .then(pl.col("tok").list.slice(last_describing + 1)).otherwise(pl.col("tok")).alias("tok"))
+
+
+def _drop_place_class_words(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
+    """Lower-case words after a capitalised place name only say what kind of place it is ("Aceh province")."""
     for _ in range(3):
         ends_describing = pl.col("tok").list.last().is_in(PLACE_CLASS_WORDS).fill_null(False)
         capital_before = (pl.col("tok").list.slice(0, pl.col("tok").list.len() - 1)
                           .list.eval(pl.element().str.contains(r"^\p{Lu}")).list.any().fill_null(False))
         out = out.with_columns(_drop_last((pl.col("tok").list.len() > 1) & et.is_in(PLACE_TYPES)
                                           & ends_describing & capital_before).alias("tok"))
+    return out
+
+
+def _drop_leading_words(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
+    """Leading prepositions and articles are never part of a name ("in the North Bay"); before a person's
+    name, lower-case words are descriptions ("boss Steven Moffat") and titles are honorifics."""
     first_up = pl.col("tok").list.first().str.to_uppercase()
-    last_up = pl.col("tok").list.last().str.to_uppercase()
     many = pl.col("tok").list.len() > 1
     capitals_follow = pl.col("tok").list.slice(1).list.eval(pl.element().str.contains(r"^\p{Lu}")).list.sum()
     capital_follows = capitals_follow > 0
     for _ in range(3):
-        # leading prepositions and articles are never part of a name ("in the North Bay"); before a person's
-        # name, lower-case words are descriptions ("boss Steven Moffat") and titles are honorifics
         out = out.with_columns(_drop_first(many & (
             first_up.is_in(ARTICLES) | (first_up.is_in(PREPOSITIONS) & capital_follows)
             | ((et == "PERSON") & (first_up.is_in(HONORIFICS)
@@ -138,17 +161,34 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
             | ((et == VALUE) & first_up.is_in(HONORIFICS)
                & pl.col("tok").list.get(1, null_on_oob=True).str.contains(r"^\p{Lu}").fill_null(False))
         )).alias("tok"))
+    return out
+
+
+def _drop_corporate_suffixes(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
+    """After an organisation's name, corporate suffixes (Inc, Corp, Ltd ...) are not part of it."""
+    many = pl.col("tok").list.len() > 1
+    last_up = pl.col("tok").list.last().str.to_uppercase()
     for _ in range(2):
         out = out.with_columns(_drop_last(many & et.is_in(ORG_TYPES) & last_up.is_in(CORPORATE_SUFFIXES))
                                .alias("tok"))
+    return out
+
+
+def _with_keys(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
+    """up (upper-case tokens), raw_key (them joined) and key: for places and values the country a common
+    alias names, for organisations their country written in full."""
     up = pl.col("tok").list.eval(pl.element().str.to_uppercase())
     out = out.with_columns(up.alias("up"))
     key = pl.col("up").list.join(" ")
     geo = key.replace_strict(GEO_ALIASES, default=key, return_dtype=pl.String)
     out = out.with_columns(pl.when(et.is_in(GEO_TYPES)).then(geo).otherwise(key).alias("key"), key.alias("raw_key"))
-    out = out.with_columns(pl.when(et == "ORGANIZATION").then(_country_first(pl.col("key"))).otherwise(pl.col("key"))
-                           .alias("key"))
-    return out.with_columns(
+    return out.with_columns(pl.when(et == "ORGANIZATION").then(_country_first(pl.col("key"))).otherwise(pl.col("key"))
+                            .alias("key"))
+
+
+def _shape_columns() -> list[pl.Expr]:
+    """n_tok, key_chars, first_cap and is_acronym of the final tokens and key."""
+    return [
         pl.col("tok").list.len().cast(pl.Int64).alias("n_tok"),
         pl.col("key").str.replace_all(" ", "").str.len_chars().cast(pl.Int64).alias("key_chars"),
         # name-like: starts with a capital (or a digit) and has a capitalised word ("15-inch" is not a name)
@@ -157,7 +197,7 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
         ((pl.col("tok").list.len() == 1)
          & pl.col("tok").list.first().str.contains(rf"^\p{{Lu}}[\p{{Lu}}\p{{N}}]{{1,{MAX_ACRONYM - 1}}}$").fill_null(False)
          ).alias("is_acronym"),
-    ).collect()
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------
