@@ -239,13 +239,28 @@ def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acron
     """(l, h_key, rule, global_ok) for long nodes, restricted to keys some short node has."""
     long = nodes.filter((pl.col("n_tok") >= 2) & (pl.col("n_tok") <= MAX_TOKENS)).select(
         "idx", "entity_type", "tok", "up", "n_tok")
-    connectors = pl.element().str.to_lowercase().is_in(CONNECTORS)
     frames = []
+    runs = _token_run_handles(nodes, long, short_keys)
+    if runs.height:
+        frames.append(runs)
+    frames.append(_person_name_handles(long, short_keys))
+    if short_acronyms.height:
+        acr = acronym_forms(long).join(short_acronyms, on="h_key", how="semi")
+        frames.append(acr.select(pl.col("idx").alias("l"), "h_key", pl.lit("acronym").alias("rule"),
+                                 (pl.col("h_key").str.len_chars() >= 3).alias("global_ok")))
+    declared = nodes.filter(pl.col("declared").is_not_null() & (pl.col("n_tok") >= 1)).select(
+        pl.col("idx").alias("l"), pl.col("declared").str.to_uppercase().alias("h_key"),
+        pl.lit("declared_acronym").alias("rule"), pl.lit(True).alias("global_ok"))
+    frames.append(declared.join(short_acronyms, on="h_key", how="semi"))
+    frames = [f.with_columns(pl.col("l").cast(pl.Int64), pl.col("global_ok").cast(pl.Boolean)) for f in frames]
+    return pl.concat(frames).unique()
 
-    # token runs (containment, surname, trailing person runs, given names)
-    # (locations publish no runs; the run strings are built first and only the matching ones get the
-    # other columns back)
-    spans = (
+
+def _token_run_handles(nodes: pl.DataFrame, long: pl.DataFrame, short_keys: pl.DataFrame) -> pl.DataFrame:
+    """(l, h_key, rule, global_ok) of the token runs of long names that a short node names: containment,
+    surname, trailing person runs, given names. Locations publish no runs."""
+    # the run strings are built first and only the matching ones get the other columns back
+    runs = (
         long.lazy().filter(pl.col("entity_type") != "LOCATION").select("idx", "n_tok", "up")
         .join(_spans().lazy(), on="n_tok")
         .select("idx", "start", "length",
@@ -254,62 +269,76 @@ def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acron
         .join(long.lazy(), on="idx")
         .collect()
     )
-    if spans.height:
-        outside_tok = pl.concat_list(pl.col("tok").list.slice(0, pl.col("start")),
-                                     pl.col("tok").list.slice(pl.col("start") + pl.col("length")))
-        is_prep = pl.col("tok").list.eval(pl.element().str.to_lowercase().is_in(HEAD_CONNECTORS))
-        first_prep = is_prep.list.arg_max()
-        head = pl.when(is_prep.list.any() & (first_prep > 0)).then(first_prep - 1).otherwise(pl.col("n_tok") - 1)
-        spans = spans.with_columns(
-            outside_tok.alias("outside"),
-            (pl.col("start") == 0).alias("is_prefix"),
-            (pl.col("start") + pl.col("length") == pl.col("n_tok")).alias("is_suffix"),
-            pl.when(pl.col("start") > 0).then(pl.col("tok").list.get(pl.col("start") - 1, null_on_oob=True))
-            .otherwise(None).str.to_lowercase().is_in(CONNECTORS).fill_null(False).alias("after_connector"),
-            head.cast(pl.Int64).alias("head"),
-        )
-        # a trailing word that is a known place is a locative modifier: the head of "Bayern Munich" is Bayern
-        places = nodes.filter((pl.col("entity_type") == "LOCATION") & (pl.col("n_tok") == 1))["raw_key"].unique()
-        for _ in range(2):
-            at_place = pl.col("up").list.get(pl.col("head"), null_on_oob=True).is_in(places.implode()).fill_null(False)
-            spans = spans.with_columns(
-                pl.when(at_place & (pl.col("head") > 0) & (pl.col("head") == pl.col("n_tok") - 1))
-                .then(pl.col("head") - 1).otherwise(pl.col("head")).alias("head"))
-        spans = spans.with_columns(
-            pl.col("outside").list.eval(pl.element().str.contains(r"^[\p{Lu}\p{N}]") | connectors).list.all()
-            .alias("extras_namelike"),
-            pl.col("outside").list.eval(pl.element().str.contains(r"\p{N}|^[IVXLC]{1,4}$")).list.any()
-            .alias("extras_numbered"),
-            pl.col("outside").list.eval(pl.element().str.to_uppercase().is_in(COMPANY_DESCRIPTORS)).list.all()
-            .alias("extras_descriptors"),
-            ((pl.col("start") <= pl.col("head")) & (pl.col("head") < pl.col("start") + pl.col("length")))
-            .alias("has_head"),
-        )
-        et = pl.col("entity_type")
-        rule = (
-            # a person's short forms come from a name: "Doctor" is no surname of "new Doctor", a description
-            pl.when(et == "PERSON").then(
-                pl.when(~pl.col("extras_namelike")).then(None)
-                .when(pl.col("is_suffix") & (pl.col("length") == 1)).then(pl.lit("surname"))
-                .when(pl.col("is_suffix")).then(pl.lit("person_short_form"))
-                .when(pl.col("is_prefix")).then(pl.lit("first_name")))
-            .when(et == "LOCATION").then(None)  # Albany / Albany County, Germany / East Germany: other places
-            .otherwise(
-                pl.when(pl.col("extras_namelike") & pl.col("has_head") & ~pl.col("after_connector")
-                        & ~pl.col("extras_numbered")).then(pl.lit("containment"))
-                # "Northwind" names "Northwind Robotics": what the head lacks only says what kind of company
-                .when((et == "ORGANIZATION") & pl.col("is_prefix") & pl.col("extras_descriptors"))
-                .then(pl.lit("org_short_form")))
-        )
-        global_ok = (
-            pl.when(pl.col("rule").is_in(["surname", "person_short_form"])).then(True)
-            .when(pl.col("rule") == "containment").then(pl.col("length") >= 2)
-            .otherwise(False)
-        )
-        spans = spans.with_columns(rule.alias("rule")).filter(pl.col("rule").is_not_null())
-        frames.append(spans.select(pl.col("idx").alias("l"), "h_key", "rule", global_ok.alias("global_ok")))
+    if runs.height == 0:
+        return runs
+    runs = _with_run_shape(runs, nodes).with_columns(_run_rule().alias("rule")).filter(pl.col("rule").is_not_null())
+    global_ok = (
+        pl.when(pl.col("rule").is_in(["surname", "person_short_form"])).then(True)
+        .when(pl.col("rule") == "containment").then(pl.col("length") >= 2)
+        .otherwise(False)
+    )
+    return runs.select(pl.col("idx").alias("l"), "h_key", "rule", global_ok.alias("global_ok"))
 
-    # person: first + last of a longer name, first + middle initials + last, initials + last
+
+def _with_run_shape(runs: pl.DataFrame, nodes: pl.DataFrame) -> pl.DataFrame:
+    """Where each run sits in its long name: the words outside it, prefix or suffix, after a connector,
+    whether it holds the name's head, and what the outside words are (name-like, numbered, descriptors)."""
+    connectors = pl.element().str.to_lowercase().is_in(CONNECTORS)
+    outside_tok = pl.concat_list(pl.col("tok").list.slice(0, pl.col("start")),
+                                 pl.col("tok").list.slice(pl.col("start") + pl.col("length")))
+    is_prep = pl.col("tok").list.eval(pl.element().str.to_lowercase().is_in(HEAD_CONNECTORS))
+    first_prep = is_prep.list.arg_max()
+    head = pl.when(is_prep.list.any() & (first_prep > 0)).then(first_prep - 1).otherwise(pl.col("n_tok") - 1)
+    runs = runs.with_columns(
+        outside_tok.alias("outside"),
+        (pl.col("start") == 0).alias("is_prefix"),
+        (pl.col("start") + pl.col("length") == pl.col("n_tok")).alias("is_suffix"),
+        pl.when(pl.col("start") > 0).then(pl.col("tok").list.get(pl.col("start") - 1, null_on_oob=True))
+        .otherwise(None).str.to_lowercase().is_in(CONNECTORS).fill_null(False).alias("after_connector"),
+        head.cast(pl.Int64).alias("head"),
+    )
+    # a trailing word that is a known place is a locative modifier: the head of "Bayern Munich" is Bayern
+    places = nodes.filter((pl.col("entity_type") == "LOCATION") & (pl.col("n_tok") == 1))["raw_key"].unique()
+    for _ in range(2):
+        at_place = pl.col("up").list.get(pl.col("head"), null_on_oob=True).is_in(places.implode()).fill_null(False)
+        runs = runs.with_columns(
+            pl.when(at_place & (pl.col("head") > 0) & (pl.col("head") == pl.col("n_tok") - 1))
+            .then(pl.col("head") - 1).otherwise(pl.col("head")).alias("head"))
+    return runs.with_columns(
+        pl.col("outside").list.eval(pl.element().str.contains(r"^[\p{Lu}\p{N}]") | connectors).list.all()
+        .alias("extras_namelike"),
+        pl.col("outside").list.eval(pl.element().str.contains(r"\p{N}|^[IVXLC]{1,4}$")).list.any()
+        .alias("extras_numbered"),
+        pl.col("outside").list.eval(pl.element().str.to_uppercase().is_in(COMPANY_DESCRIPTORS)).list.all()
+        .alias("extras_descriptors"),
+        ((pl.col("start") <= pl.col("head")) & (pl.col("head") < pl.col("start") + pl.col("length")))
+        .alias("has_head"),
+    )
+
+
+def _run_rule() -> pl.Expr:
+    """The rule by which a run of a long name is its short form, by the long name's type (null: none)."""
+    et = pl.col("entity_type")
+    return (
+        # a person's short forms come from a name: "Doctor" is no surname of "new Doctor", a description
+        pl.when(et == "PERSON").then(
+            pl.when(~pl.col("extras_namelike")).then(None)
+            .when(pl.col("is_suffix") & (pl.col("length") == 1)).then(pl.lit("surname"))
+            .when(pl.col("is_suffix")).then(pl.lit("person_short_form"))
+            .when(pl.col("is_prefix")).then(pl.lit("first_name")))
+        .when(et == "LOCATION").then(None)  # Albany / Albany County, Germany / East Germany: other places
+        .otherwise(
+            pl.when(pl.col("extras_namelike") & pl.col("has_head") & ~pl.col("after_connector")
+                    & ~pl.col("extras_numbered")).then(pl.lit("containment"))
+            # "Northwind" names "Northwind Robotics": what the head lacks only says what kind of company
+            .when((et == "ORGANIZATION") & pl.col("is_prefix") & pl.col("extras_descriptors"))
+            .then(pl.lit("org_short_form")))
+    )
+
+
+def _person_name_handles(long: pl.DataFrame, short_keys: pl.DataFrame) -> pl.DataFrame:
+    """(l, h_key, rule, global_ok) of a person's first + last of a longer name, first + middle initials + last,
+    initials + last, where a short node has that key."""
     person = long.filter(pl.col("entity_type") == "PERSON")
     first, last = pl.col("up").list.first(), pl.col("up").list.last()
     given = pl.col("up").list.slice(0, pl.col("n_tok") - 1)
@@ -322,16 +351,5 @@ def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acron
         person.filter(first.str.len_chars() > 1).select(
             "idx", pl.concat_str(initials(given), pl.lit(" "), last).alias("h_key")),
     ]).unique().join(short_keys, on="h_key", how="semi")
-    frames.append(fl.select(pl.col("idx").alias("l"), "h_key", pl.lit("person_short_form").alias("rule"),
-                            pl.lit(True).alias("global_ok")))
-
-    if short_acronyms.height:
-        acr = acronym_forms(long).join(short_acronyms, on="h_key", how="semi")
-        frames.append(acr.select(pl.col("idx").alias("l"), "h_key", pl.lit("acronym").alias("rule"),
-                                 (pl.col("h_key").str.len_chars() >= 3).alias("global_ok")))
-    declared = nodes.filter(pl.col("declared").is_not_null() & (pl.col("n_tok") >= 1)).select(
-        pl.col("idx").alias("l"), pl.col("declared").str.to_uppercase().alias("h_key"),
-        pl.lit("declared_acronym").alias("rule"), pl.lit(True).alias("global_ok"))
-    frames.append(declared.join(short_acronyms, on="h_key", how="semi"))
-    frames = [f.with_columns(pl.col("l").cast(pl.Int64), pl.col("global_ok").cast(pl.Boolean)) for f in frames]
-    return pl.concat(frames).unique()
+    return fl.select(pl.col("idx").alias("l"), "h_key", pl.lit("person_short_form").alias("rule"),
+                     pl.lit(True).alias("global_ok"))
