@@ -17,7 +17,6 @@ TOP_LEVEL = ("settings", "core", "storage", "extractors", "query", "defs", "comm
              "evaluation", "testing")
 
 
-
 def test_import_contracts():
     assert lint_imports(config_filename=str(PYPROJECT), no_cache=True, no_logo=True) == EXIT_STATUS_SUCCESS
 

@@ -30,7 +30,6 @@ RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 
-
 def partitioned(pool: str | None) -> dict[str, object]:
     """What every per-document asset and multi_asset declares: the arrival days, and the pool of its step
     (`defs/pools.py`). Assets of several days batch into one run each time (single-run backfills)."""
