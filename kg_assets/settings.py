@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -23,10 +23,6 @@ from kg_assets.core.documents import DEFAULT_MAX_BYTES
 from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES
 from kg_assets.core.facts.context import DEFAULT_CONTEXT_CHARS
 from kg_assets.core.facts.rules import DEFAULT_ENABLED, DEFAULT_RATE
-
-if TYPE_CHECKING:
-    from kg_assets.core.facts.records import FactExtractor
-    from kg_assets.extractors.base import Extractor
 
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -181,7 +177,7 @@ class ExtractorSettings(LLMSettings):
     def _known_engine(cls, value: str) -> str:
         if value in BUILTIN_ENGINES:
             return value
-        _plugin_factory(value)  # imports it now, so a typo stops the code location from loading
+        plugin_factory(value)  # imports it now, so a typo stops the code location from loading
         return value
 
     @property
@@ -193,42 +189,14 @@ class ExtractorSettings(LLMSettings):
         """A vision model describes PDF figures and image-only (scanned) pages."""
         return self.uses_llm and bool(self.vision_model)
 
-    def build_extractor(self, run_id: str | None = None, progress=None) -> Extractor:
-        if self.engine not in BUILTIN_ENGINES:
-            return _build_plugin(self.engine, tuple(self.entity_types))
-        if not self.uses_llm:
-            from kg_assets.extractors.heuristic import HeuristicExtractor
-
-            return HeuristicExtractor(entity_types=tuple(self.entity_types))
-        from kg_assets.extractors.llm.engine import LLMExtractor
-
-        return LLMExtractor(self, run_id=run_id, progress=progress)
-
-    def build_fact_extractor(self, run_id: str | None = None) -> FactExtractor:
-        """The user-fact extractor of the same choice: the LLM through the same engine, else the heuristic
-        (an in-process entity extractor has no fact counterpart, so it gets the heuristic too)."""
-        if not self.uses_llm:
-            from kg_assets.extractors.facts.heuristic import HeuristicFactExtractor
-
-            return HeuristicFactExtractor()
-        from kg_assets.extractors.llm.facts import LLMFactExtractor
-
-        return LLMFactExtractor(self, run_id=run_id)
-
-    def describe(self, extractor: Extractor | FactExtractor) -> str:
-        if self.engine not in BUILTIN_ENGINES and extractor.name != "facts-heuristic":
-            return f"in-process extractor {extractor.name} {extractor.version} ({self.engine})"
-        if extractor.name in ("heuristic", "facts-heuristic"):
-            return "offline heuristic extractor (no LLM configured: set OPENAI_API_KEY or OPENAI_BASE_URL)"
-        return f"LLM {self.model} at {redact_url(self.base_url or 'https://api.openai.com/v1')} ({self.output_format} format)"
-
 
 BUILTIN_ENGINES = ("auto", "heuristic", "llm")
-_EXTRACTOR_MEMBERS = ("name", "version", "extract")
+EXTRACTOR_MEMBERS = ("name", "version", "extract")  # what an extractor plug-in must have
 
 
-def _plugin_factory(spec: str):
-    """The class or factory `module:attr` names; ValueError (reported with KG_EXTRACTOR) if it is none."""
+def plugin_factory(spec: str):
+    """The class or factory `module:attr` names; ValueError (reported with KG_EXTRACTOR) if it is none.
+    The extractors' factory (kg_assets/extractors/factory.py) calls it to build the plug-in."""
     import importlib
 
     module_name, _, attr = spec.partition(":")
@@ -244,25 +212,9 @@ def _plugin_factory(spec: str):
         target = getattr(target, part)
     if not callable(target):
         raise ValueError(f"{spec} is not a class or factory")
-    if isinstance(target, type) and (missing := [m for m in _EXTRACTOR_MEMBERS if not hasattr(target, m)]):
+    if isinstance(target, type) and (missing := [m for m in EXTRACTOR_MEMBERS if not hasattr(target, m)]):
         raise ValueError(f"{spec} does not implement the extractor interface (no {', '.join(missing)})")
     return target
-
-
-def _build_plugin(spec: str, entity_types: tuple[str, ...]) -> Extractor:
-    """An instance of the plug-in: called with entity_types when it takes them, else with nothing."""
-    import inspect
-
-    factory = _plugin_factory(spec)
-    try:
-        takes_types = "entity_types" in inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        takes_types = False
-    extractor = factory(entity_types=entity_types) if takes_types else factory()
-    missing = [m for m in _EXTRACTOR_MEMBERS if not hasattr(extractor, m)]
-    if missing:
-        raise TypeError(f"KG_EXTRACTOR={spec} made {type(extractor).__name__}, which has no {', '.join(missing)}")
-    return extractor
 
 
 class CheckSettings(BaseModel):
@@ -331,17 +283,6 @@ def use_dagster_home(option: str | None) -> str:
     Path(home).mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = home
     return home
-
-
-def configured_backend() -> str:
-    """The warehouse backend KG_WAREHOUSE_BACKEND names, read when the assets are defined (Dagster fixes an
-    op's pool then, before any Settings object exists: defs/pools.py). An unknown value is refused."""
-    backend = os.environ.get("KG_WAREHOUSE_BACKEND", "duckdb")
-    allowed = get_args(WarehouseSettings.model_fields["backend"].annotation)
-    if backend not in allowed:
-        raise SettingsError(f"invalid kg_assets settings in the environment:\n  KG_WAREHOUSE_BACKEND={backend!r}: "
-                            f"one of {', '.join(allowed)}")
-    return backend
 
 
 def use_dagster_event_batching() -> None:

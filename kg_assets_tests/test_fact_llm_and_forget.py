@@ -11,6 +11,7 @@ import pytest
 
 from kg_assets.cli import main
 from kg_assets.definitions import build_definitions
+from kg_assets.extractors.factory import build_extractor
 from kg_assets.settings import FactSettings
 from kg_assets.testing.openai_server import Reply
 from kg_assets.core.chunking import CHUNKER_VERSION
@@ -52,7 +53,7 @@ def test_a_malformed_fact_answer_fails_that_message_only_and_the_next_run_asks_a
     assert calls.height == 26 and calls.filter(pl.col("status") == "parse_error")["message_id"].to_list() == ["m-0017"]
     assert set(calls["output_format"]) == {"facts"} and calls.filter(pl.col("status") == "ok")["cost_usd"].min() > 0
     # The failed message makes its chat stale, so `kg run` and the nightly refresh take it again.
-    version = llm_facts.settings.extractor.build_extractor().version
+    version = build_extractor(llm_facts.settings.extractor).version
     assert llm_facts.warehouse.stale_documents(version, CHUNKER_VERSION) == ["chat/support_chat.jsonl"]
 
     server.clear_records()

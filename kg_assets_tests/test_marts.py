@@ -71,9 +71,9 @@ def test_a_broken_timeline_fails_its_dbt_test_as_an_asset_check(built):
 
 
 def test_the_planner_reads_the_marts_keys_and_code_versions_as_dagster_dbt_makes_them():
-    from kg_assets.defs.dbt import kg_dbt_models
+    from kg_assets.defs.dbt import mart_assets
 
-    assert model_code_versions() == kg_dbt_models.code_versions_by_key
+    assert model_code_versions() == mart_assets(pool="dbt").code_versions_by_key
 
 
 @pytest.mark.process

@@ -9,6 +9,7 @@ from pydantic_settings import SettingsError
 
 from kg_assets.definitions import build_definitions
 from kg_assets.defs.planner import today_utc
+from kg_assets.extractors.factory import build_extractor
 from kg_assets.settings import ExtractorSettings, Settings
 from kg_assets_tests.conftest import project_settings
 
@@ -112,4 +113,4 @@ def test_a_bad_extractor_plugin_is_refused_when_settings_load_naming_the_variabl
     with pytest.raises(SettingsError, match="KG_EXTRACTOR") as caught:
         Settings.from_env({"KG_EXTRACTOR": value})
     assert expected in str(caught.value)
-    assert ExtractorSettings(engine=STUB).build_extractor().version == "instant-stub-1"
+    assert build_extractor(ExtractorSettings(engine=STUB)).version == "instant-stub-1"

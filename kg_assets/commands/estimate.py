@@ -42,10 +42,11 @@ def estimate_command(args: argparse.Namespace) -> int:
     from kg_assets.core.chunking import chunk_documents
     from kg_assets.core.extraction.figures import DESCRIPTION_TOKENS, IMAGE_TOKENS, vision_prompt_tokens
     from kg_assets.core.extraction.prompts import count_message_tokens
+    from kg_assets.extractors.factory import build_extractor
     from kg_assets.storage.llm_cache import LLMCache
 
     extractor = settings.extractor.model_copy(update={"engine": "llm", **({"model": args.model} if args.model else {})})
-    engine = extractor.build_extractor()
+    engine = build_extractor(extractor)
     s = engine.settings
     prompt_price = args.prompt_price if args.prompt_price is not None else s.prompt_price_per_1m
     completion_price = args.completion_price if args.completion_price is not None else s.completion_price_per_1m

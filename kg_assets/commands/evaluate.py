@@ -41,17 +41,18 @@ def extraction_command(args: argparse.Namespace) -> int:
     from kg_assets.core.chunking import chunk_documents
     from kg_assets.evaluation.extraction import score_document, summarize
     from kg_assets.core.linking import NameLinker, apply_redirects
+    from kg_assets.extractors.factory import build_extractor, describe_extractor
     started = time.perf_counter()
     gold = [json.loads(line) for line in Path(args.docs).read_text().splitlines() if line.strip()]
     gold = gold[: args.limit] if args.limit else gold
     extractor = settings.extractor
-    engine = extractor.build_extractor(run_id=f"eval-{int(time.time())}")
+    engine = build_extractor(extractor, run_id=f"eval-{int(time.time())}")
     docs = pl.DataFrame({
         "document_id": [str(d["doc_id"]) for d in gold], "text": [d["text"] for d in gold], "status": ["ok"] * len(gold),
         "headings": [[] for _ in gold],
     })
     chunks = chunk_documents(docs, settings.ingest.chunking()).join(docs.select("document_id", "headings"), on="document_id")
-    print(f"kg eval extraction: {len(gold)} documents, {chunks.height} chunks, {extractor.describe(engine)}", file=sys.stderr)
+    print(f"kg eval extraction: {len(gold)} documents, {chunks.height} chunks, {describe_extractor(extractor, engine)}", file=sys.stderr)
     result = engine.extract(chunks)
     linker = NameLinker()
     counts = []

@@ -24,7 +24,9 @@ from kg_assets.commands.common import add_db_option, load_settings
 
 def _extractor(args: argparse.Namespace):
     """The fact extractor `kg run` would use: the LLM when one is configured, else the offline heuristic."""
-    return load_settings(args).extractor.build_fact_extractor()
+    from kg_assets.extractors.factory import build_fact_extractor
+
+    return build_fact_extractor(load_settings(args).extractor)
 
 
 def cmd_eval_facts(args: argparse.Namespace) -> int:

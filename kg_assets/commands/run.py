@@ -49,6 +49,7 @@ def run_command(args: argparse.Namespace) -> int:
     from kg_assets.core.planning import PlanError
     from kg_assets.defs.partitions import PARTITIONED_ASSETS
     from kg_assets.defs.planner import add_days, current_plan, run_spec, today_utc
+    from kg_assets.extractors.factory import build_extractor
     from kg_assets.storage.warehouse import Warehouse
 
     started = time.perf_counter()
@@ -56,7 +57,7 @@ def run_command(args: argparse.Namespace) -> int:
     warehouse = Warehouse.from_settings(settings.warehouse)
     instance = dg.DagsterInstance.get()
     try:
-        plan = current_plan(inbox, warehouse, instance, settings.extractor.build_extractor().version, today_utc(),
+        plan = current_plan(inbox, warehouse, instance, build_extractor(settings.extractor).version, today_utc(),
                             everything=args.all, only=args.document)
     except (InboxMissing, PlanError) as exc:
         print(f"kg run: {exc}", file=sys.stderr)

@@ -44,11 +44,10 @@ def register(subparsers) -> None:
 
 
 def sql_command(args: argparse.Namespace) -> int:
-    import duckdb
     import polars as pl
 
     from kg_assets.storage.lake import SnapshotNotFound
-    from kg_assets.storage.warehouse import NoTimeTravel, Warehouse
+    from kg_assets.storage.warehouse import NoTimeTravel, QueryError, Warehouse
 
     if (args.query is None) != args.snapshots:
         print("kg sql: give a query, or --snapshots to list the lake's snapshots", file=sys.stderr)
@@ -63,7 +62,7 @@ def sql_command(args: argparse.Namespace) -> int:
     except SnapshotNotFound as exc:
         print(f"kg sql: {exc}", file=sys.stderr)
         return 1
-    except duckdb.Error as exc:  # a typo, a write, or a file, URL or extension the sandbox refuses
+    except QueryError as exc:  # a typo, a write, or a file, URL or extension the sandbox refuses
         print(f"kg sql: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     with pl.Config(tbl_rows=args.limit, tbl_cols=-1, fmt_str_lengths=80, tbl_width_chars=200):

@@ -15,7 +15,6 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 
-from kg_assets.defs import pools
 from kg_assets.defs.dbt_manifest import DBT_DIR
 from kg_assets.defs.resources import WarehouseResource
 
@@ -37,9 +36,14 @@ class KgTranslator(DagsterDbtTranslator):
         return "marts"
 
 
-@dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=KgTranslator(), pool=pools.DBT)
 def kg_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
     yield from dbt.cli(["build", *dbt_target_args(warehouse)], context=context).stream()
+
+
+def mart_assets(pool: str) -> dg.AssetsDefinition:
+    """Every dbt model as an asset, their one `dbt build` step in `pool` (`defs/pools.py`)."""
+    return dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=KgTranslator(),
+                      pool=pool)(kg_dbt_models)
 
 
 def dbt_target_args(warehouse: WarehouseResource) -> list[str]:

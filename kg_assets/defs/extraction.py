@@ -10,40 +10,17 @@ extractor works: read, extract, then write everything in one transaction.
 import dagster as dg
 import polars as pl
 
-from kg_assets.defs import pools
-from kg_assets.defs.partitions import RunScope, add_partition_metadata, arrival_days, documents_in_scope, per_day_counts, single_run
+from kg_assets.defs.llm_calls import export_calls, spend_per_day
+from kg_assets.defs.partitions import RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts
+from kg_assets.defs.pools import Pools
 from kg_assets.defs.previews import sample_rows
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
-from kg_assets.defs.tables import rounded, table_metadata
+from kg_assets.defs.tables import table_spec
 from kg_assets.extractors.base import ExtractionResult
-from kg_assets.storage.llm_cache import LLMCache
 
 PARTITION_TABLES = ("entity_mentions", "local_relations", "attribute_observations", "chunk_extractions")
 
 
-def _spec(name: str, description: str) -> dg.AssetSpec:
-    return dg.AssetSpec(
-        name, deps=["chunks"], group_name="extraction", kinds={"duckdb", "polars"}, metadata=table_metadata(name),
-        description=description,
-    )
-
-
-@dg.multi_asset(
-    name="extraction",
-    specs=[
-        _spec("entity_mentions", "Typed entity mentions per chunk, with normalized names and stable ids."),
-        _spec("local_relations", "Relations between entities mentioned in the same chunk."),
-        _spec("attribute_observations", "Facts about an entity seen in one chunk (employer, role, headquarters ...): "
-              "the input of the attribute timeline."),
-        _spec("chunk_extractions", "One row per chunk: extraction status, error, counts and extractor version; what "
-              "makes a rerun redo exactly the chunks that failed or were made by another version."),
-        _spec("llm_calls", "Every LLM request and cache hit: tokens, latency, cost, status (empty offline)."),
-    ],
-    partitions_def=arrival_days,
-    backfill_policy=single_run,
-    # LLM-using steps are capped across concurrent runs by this pool; DuckDB writes wait for the file lock.
-    pool=pools.LLM,
-)
 def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource,
                scope: RunScope):
     wh = warehouse.get()
@@ -96,30 +73,24 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
                                                               "dagster/row_count": wh.row_count(table)})
 
 
-def spend_per_day(days, calls: pl.DataFrame) -> dict[str, dict[str, object]]:
-    """Each day's LLM spend in this run: requests sent, cache hits, errors, tokens, latency, cost."""
-    sent = calls.filter(pl.col("status") != "cache_hit")
-    counts = per_day_counts(days, calls, llm_cache_hits=(pl.col("status") == "cache_hit").sum(),
-                            llm_errors=pl.col("status").is_in(["error", "parse_error"]).sum())
-    if calls.height == 0:
-        return {day: {} for day in days}
-    sums = per_day_counts(days, sent, llm_calls=pl.len(), prompt_tokens=pl.col("prompt_tokens").sum(),
-                          completion_tokens=pl.col("completion_tokens").sum())
-    stats = {row["arrival_day"]: row for row in sent.group_by("arrival_day").agg(
-        p50=pl.col("latency_ms").median(), p95=pl.col("latency_ms").quantile(0.95), cost=pl.col("cost_usd").sum()
-    ).iter_rows(named=True)}
-    return {
-        day: {**sums[day], **counts[day],
-              "latency_p50_ms": rounded(stats.get(day, {}).get("p50"), 0),
-              "latency_p95_ms": rounded(stats.get(day, {}).get("p95"), 0),
-              "estimated_cost_usd": rounded(stats.get(day, {}).get("cost"), 6)}
-        for day in days
-    }
+def assets(pools: Pools, extractor_version: str) -> list[dg.AssetsDefinition]:
+    """The extraction multi_asset. Its step calls the extractor, so it takes the `llm` pool, which caps LLM
+    steps across concurrent runs; its DuckDB writes wait for the file lock. The extractor's version is its
+    code version: rows made by another extractor or version show as stale partitions in the UI."""
+    def spec(name: str, description: str) -> dg.AssetSpec:
+        return table_spec(name, group="extraction", deps=["chunks"], description=description,
+                          code_version=extractor_version)
 
-
-def export_calls(wh, cache_path: str) -> None:
-    """Copy the LLM call log (this run's and any killed run's) from the cache into kg.llm_calls."""
-    with LLMCache(cache_path) as cache:
-        calls = cache.unexported_calls()
-        wh.upsert_rows("llm_calls", "call_id", calls)
-        cache.mark_exported(calls["call_id"].to_list())
+    return [dg.multi_asset(
+        name="extraction",
+        specs=[
+            spec("entity_mentions", "Typed entity mentions per chunk, with normalized names and stable ids."),
+            spec("local_relations", "Relations between entities mentioned in the same chunk."),
+            spec("attribute_observations", "Facts about an entity seen in one chunk (employer, role, headquarters "
+                 "...): the input of the attribute timeline."),
+            spec("chunk_extractions", "One row per chunk: extraction status, error, counts and extractor version; "
+                 "what makes a rerun redo exactly the chunks that failed or were made by another version."),
+            spec("llm_calls", "Every LLM request and cache hit: tokens, latency, cost, status (empty offline)."),
+        ],
+        **partitioned(pools.llm),
+    )(extraction)]

@@ -16,18 +16,11 @@ from kg_assets.core.facts.memory import rebuild_memory
 from kg_assets.core.facts.pipeline import learn_facts
 from kg_assets.core.facts.users import build_chat_users
 from kg_assets.core.files import DocumentError
-from kg_assets.defs import pools
-from kg_assets.defs.extraction import export_calls, spend_per_day
-from kg_assets.defs.partitions import (
-    RunScope,
-    add_partition_metadata,
-    arrival_days,
-    documents_in_scope,
-    per_day_counts,
-    single_run,
-)
+from kg_assets.defs.llm_calls import export_calls, spend_per_day
+from kg_assets.defs.partitions import RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts
+from kg_assets.defs.pools import Pools
 from kg_assets.defs.resources import ExtractorResource, FactResource, IngestResource, WarehouseResource
-from kg_assets.defs.tables import table_metadata
+from kg_assets.defs.tables import table_asset, table_spec
 from kg_assets.storage.facts import FactStore
 
 
@@ -36,19 +29,10 @@ def _counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
     return {str(k): int(v) for k, v in counts.iter_rows()}
 
 
-@dg.asset(
-    partitions_def=arrival_days,
-    backfill_policy=single_run,
-    pool=pools.WAREHOUSE,
-    deps=["documents"],
-    group_name="facts",
-    kinds={"duckdb", "polars"},
-    metadata=table_metadata("messages"),
-    description="One row per chat message (versioned): conversation, message id, user, display name, the "
-    "message's own time, content, reply-to. An edited or deleted chat file closes its rows.",
-)
 def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource,
              scope: RunScope) -> dg.MaterializeResult:
+    """One row per chat message (versioned): conversation, message id, user, display name, the message's own
+    time, content, reply-to. An edited or deleted chat file closes its rows."""
     wh = warehouse.get()
     store = FactStore(wh)
     in_scope = documents_in_scope(wh, context.partition_keys, scope)
@@ -78,23 +62,6 @@ def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, se
     })
 
 
-@dg.multi_asset(
-    name="message_facts",
-    specs=[
-        dg.AssetSpec("message_facts", deps=[messages], group_name="facts", kinds={"duckdb", "polars"},
-                     metadata=table_metadata("message_facts"),
-                     description="Facts learned from each chat message (seed 001 rules: switch, rate, extractability, "
-                     "at most 3 facts, levels snapped), with the user's known facts in each request. Its LLM calls go "
-                     "to kg.llm_calls like extraction's."),
-        dg.AssetSpec("fact_extractions", deps=[messages], group_name="facts", kinds={"duckdb", "polars"},
-                     metadata=table_metadata("fact_extractions"),
-                     description="One outcome row per chat message: disabled, not_sampled, not_extractable (with the "
-                     "rule), ok or error; what makes a rerun ask again exactly the messages that failed."),
-    ],
-    partitions_def=arrival_days,
-    backfill_policy=single_run,
-    pool=pools.LLM,
-)
 def message_facts(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource, facts: FactResource,
     scope: RunScope,
@@ -147,16 +114,9 @@ def message_facts(
     })
 
 
-@dg.asset(
-    deps=["message_facts", "fact_extractions", "linked_entities"],
-    pool=pools.CONSOLIDATION,
-    group_name="facts",
-    kinds={"duckdb", "polars"},
-    metadata=table_metadata("user_facts"),
-    description="Each user's fact memory: dedup (seed rules plus guards, duplicates kept as rows pointing at what "
-    "they duplicate) and supersession in message time (valid_from / valid_until), from learned and manual facts.",
-)
 def user_facts(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Each user's fact memory: dedup (seed rules plus guards, duplicates kept as rows pointing at what they
+    duplicate) and supersession in message time (valid_from / valid_until), from learned and manual facts."""
     wh = warehouse.get()
     store = FactStore(wh)
     memory = rebuild_memory(store.fact_inputs(), store.forgotten_user_ids())
@@ -183,16 +143,9 @@ def user_facts(context: dg.AssetExecutionContext, warehouse: WarehouseResource) 
     })
 
 
-@dg.asset(
-    deps=[user_facts, messages, "linked_entities"],
-    pool=pools.CONSOLIDATION,
-    group_name="facts",
-    kinds={"duckdb", "polars"},
-    metadata=table_metadata("chat_users"),
-    description="One row per chat user: display name (else the name they introduced themselves with) and the "
-    "current PERSON entity of that name.",
-)
 def chat_users(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """One row per chat user: display name (else the name they introduced themselves with) and the current
+    PERSON entity of that name."""
     wh = warehouse.get()
     store = FactStore(wh)
     entities = wh.current_entities(["entity_id", "name", "normalized_name", "entity_type", "aliases", "mention_count"])
@@ -208,4 +161,21 @@ def chat_users(context: dg.AssetExecutionContext, warehouse: WarehouseResource) 
     })
 
 
-assets = [messages, message_facts, user_facts, chat_users]
+def assets(pools: Pools) -> list[dg.AssetsDefinition]:
+    """messages and the facts learned from them per partition, then the users' memory and the chat users."""
+    return [
+        table_asset("messages", group="facts", deps=["documents"], **partitioned(pools.partitions))(messages),
+        dg.multi_asset(name="message_facts", specs=[
+            table_spec("message_facts", group="facts", deps=["messages"], description=(
+                "Facts learned from each chat message (seed 001 rules: switch, rate, extractability, at most 3 facts, "
+                "levels snapped), with the user's known facts in each request. Its LLM calls go to kg.llm_calls like "
+                "extraction's.")),
+            table_spec("fact_extractions", group="facts", deps=["messages"], description=(
+                "One outcome row per chat message: disabled, not_sampled, not_extractable (with the rule), ok or "
+                "error; what makes a rerun ask again exactly the messages that failed.")),
+        ], **partitioned(pools.llm))(message_facts),
+        table_asset("user_facts", group="facts", deps=["message_facts", "fact_extractions", "linked_entities"],
+                    pool=pools.consolidation)(user_facts),
+        table_asset("chat_users", group="facts", deps=["user_facts", "messages", "linked_entities"],
+                    pool=pools.consolidation)(chat_users),
+    ]

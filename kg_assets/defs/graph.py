@@ -14,19 +14,14 @@ from kg_assets.core.extraction.prompts import build_summary_messages
 from kg_assets.core.linking import NameLinker, apply_redirects, keep_created_at
 from kg_assets.core.planning import frame_digest
 from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
-from kg_assets.defs import pools
-from kg_assets.defs.extraction import export_calls
+from kg_assets.defs.llm_calls import export_calls
 from kg_assets.defs.planner import OVERRIDES_DIGEST_KEY
+from kg_assets.defs.pools import Pools
 from kg_assets.defs.previews import core_picture, graph_preview, top_entities
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
-from kg_assets.defs.tables import table_metadata
+from kg_assets.defs.tables import table_asset, table_metadata, table_spec
 from kg_assets.storage.facts import FactStore
 from kg_assets.storage.warehouse import now_utc
-
-
-def _spec(key: str, table: str, deps: list[str], description: str) -> dg.AssetSpec:
-    return dg.AssetSpec(key, deps=deps, group_name="graph", kinds={"duckdb", "polars"}, metadata=table_metadata(table),
-                        description=description)
 
 
 # Written by `kg link split|merge`, outside any run: an external asset, so linking shows what it reads.
@@ -36,16 +31,6 @@ link_overrides = dg.AssetSpec(
 )
 
 
-@dg.multi_asset(
-    name="linked_entities",
-    specs=[
-        _spec("linked_entities", "entities", ["documents", "entity_mentions", "link_overrides"],
-              "Canonical entities (kg.entities) consolidated from every document's mentions (versioned)."),
-        _spec("entity_aliases", "entity_aliases", ["entity_mentions", "link_overrides"],
-              "Linking decisions: which extracted id redirects to which canonical entity, with method and evidence."),
-    ],
-    pool=pools.CONSOLIDATION,
-)
 def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
     mentions = wh.entity_mentions()
@@ -71,17 +56,10 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     })
 
 
-@dg.asset(
-    deps=["linked_entities", "entity_aliases", "entity_mentions"],
-    pool=pools.LLM,
-    group_name="graph",
-    kinds={"duckdb", "openai"},
-    metadata=table_metadata("entity_summaries"),
-    description="LLM summaries of entities with many description fragments (KG_SUMMARY_MIN_FRAGMENTS), cached, so "
-    "rebuilds stay deterministic; graph nodes show them. Empty without an LLM. Its calls go to kg.llm_calls.",
-)
 def entity_summaries(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                      extractor: ExtractorResource) -> dg.MaterializeResult:
+    """LLM summaries of entities with many description fragments (KG_SUMMARY_MIN_FRAGMENTS), cached, so
+    rebuilds stay deterministic; graph nodes show them. Empty without an LLM. Its calls go to kg.llm_calls."""
     wh = warehouse.get()
     candidates = summary_candidates(apply_redirects(wh.entity_mentions(), wh.redirects(), ["entity_id"]),
                                     extractor.summary_min_fragments) if extractor.uses_llm else None
@@ -107,16 +85,6 @@ def entity_summaries(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     })
 
 
-@dg.multi_asset(
-    name="knowledge_graph",
-    specs=[
-        _spec("graph_nodes", "graph_nodes", ["linked_entities", "entity_summaries", "graph_edges"],
-              "A node per canonical entity, with its degree and (where one exists) its LLM summary (versioned)."),
-        _spec("graph_edges", "graph_edges", ["linked_entities", "entity_aliases", "local_relations"],
-              "An edge per (source, target, relation type) with weight, keywords and provenance chunks (versioned)."),
-    ],
-    pool=pools.CONSOLIDATION,
-)
 def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
     entities = with_summaries(wh.current_entities(), wh.entity_summaries())
@@ -144,19 +112,6 @@ def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:
     return observation_message_times(chat, chunks, messages)
 
 
-@dg.multi_asset(
-    name="entity_attributes",
-    specs=[
-        _spec("entity_attributes", "entity_attributes",
-              ["linked_entities", "entity_aliases", "entity_mentions", "attribute_observations", "documents", "messages"],
-              "Time-versioned entity attributes (valid_from / valid_until in document time, or the time of the chat "
-              "message they were read from) from every attribute observation; views entity_attributes_current / "
-              "_history / _as_of."),
-        _spec("attribute_supersessions", "attribute_supersessions", ["entity_attributes"],
-              "Each change of an attribute value: the SUPERSEDES row with the old and new value."),
-    ],
-    pool=pools.CONSOLIDATION,
-)
 def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
     wh = warehouse.get()
     redirects = wh.redirects()
@@ -177,3 +132,40 @@ def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseRes
         "history_rows": attributes.height - current.height,
     })
     yield dg.MaterializeResult(asset_key="attribute_supersessions", metadata={"dagster/row_count": supersessions.height})
+
+
+def _spec(key: str, deps: list[str], description: str, table: str | None = None) -> dg.AssetSpec:
+    return table_spec(key, group="graph", deps=deps, description=description, table=table)
+
+
+def assets(pools: Pools) -> list[dg.AssetSpec | dg.AssetsDefinition]:
+    """The consolidation steps (one at a time on the lake: `defs/pools.py`) and the LLM summaries."""
+    consolidation = {"pool": pools.consolidation}
+    return [
+        link_overrides,
+        dg.multi_asset(name="linked_entities", specs=[
+            _spec("linked_entities", ["documents", "entity_mentions", "link_overrides"],
+                  "Canonical entities (kg.entities) consolidated from every document's mentions (versioned).",
+                  table="entities"),
+            _spec("entity_aliases", ["entity_mentions", "link_overrides"],
+                  "Linking decisions: which extracted id redirects to which canonical entity, with method and evidence."),
+        ], **consolidation)(linked_entities),
+        table_asset("entity_summaries", group="graph", kinds=frozenset({"duckdb", "openai"}),
+                    deps=["linked_entities", "entity_aliases", "entity_mentions"], pool=pools.llm)(entity_summaries),
+        dg.multi_asset(name="knowledge_graph", specs=[
+            _spec("graph_nodes", ["linked_entities", "entity_summaries", "graph_edges"],
+                  "A node per canonical entity, with its degree and (where one exists) its LLM summary (versioned)."),
+            _spec("graph_edges", ["linked_entities", "entity_aliases", "local_relations"],
+                  "An edge per (source, target, relation type) with weight, keywords and provenance chunks (versioned)."),
+        ], **consolidation)(knowledge_graph),
+        dg.multi_asset(name="entity_attributes", specs=[
+            _spec("entity_attributes",
+                  ["linked_entities", "entity_aliases", "entity_mentions", "attribute_observations", "documents",
+                   "messages"],
+                  "Time-versioned entity attributes (valid_from / valid_until in document time, or the time of the chat "
+                  "message they were read from) from every attribute observation; views entity_attributes_current / "
+                  "_history / _as_of."),
+            _spec("attribute_supersessions", ["entity_attributes"],
+                  "Each change of an attribute value: the SUPERSEDES row with the old and new value."),
+        ], **consolidation)(entity_attributes),
+    ]

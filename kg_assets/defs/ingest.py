@@ -10,35 +10,20 @@ from kg_assets.core.chunking import CHUNKER_VERSION, chunk_documents
 from kg_assets.core.documents import read_document
 from kg_assets.core.files.inbox import scan_present_inbox
 from kg_assets.core.planning import documents_to_read
-from kg_assets.defs import pools
-from kg_assets.defs.partitions import (
-    RunScope,
-    add_partition_metadata,
-    arrival_days,
-    documents_in_scope,
-    per_day_counts,
-    single_run,
-)
+from kg_assets.defs.partitions import RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts
+from kg_assets.defs.pools import Pools
 from kg_assets.defs.previews import sample_rows
 from kg_assets.defs.resources import ExtractorResource, IngestResource, WarehouseResource
-from kg_assets.defs.tables import markdown_table, table_metadata
+from kg_assets.defs.tables import markdown_table, table_asset
 from kg_assets.storage.facts import FactStore
 
 
-@dg.asset(
-    partitions_def=arrival_days,
-    backfill_policy=single_run,
-    pool=pools.WAREHOUSE,
-    group_name="ingest",
-    kinds={"duckdb", "polars"},
-    metadata=table_metadata("documents"),
-    description="One row per inbox file: extracted text, title, headings, date, content hash, arrival day, or an "
-    "error status. Files gone from the inbox are retired here (their rows leave every per-document table).",
-)
 def documents(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource, scope: RunScope,
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
+    """One row per inbox file: extracted text, title, headings, date, content hash, arrival day, or an error
+    status. Files gone from the inbox are retired here (their rows leave every per-document table)."""
     inbox = Path(settings.inbox_dir)
     listing = scan_present_inbox(inbox)  # a missing inbox fails the step before anything is retired
     wh = warehouse.get()
@@ -82,20 +67,10 @@ def documents(
     )
 
 
-@dg.asset(
-    partitions_def=arrival_days,
-    backfill_policy=single_run,
-    pool=pools.WAREHOUSE,
-    deps=[documents],
-    group_name="ingest",
-    kinds={"duckdb", "polars"},
-    code_version=CHUNKER_VERSION,
-    metadata=table_metadata("chunks"),
-    description="Token-aware chunks (offline o200k tokenizer) with stable ids, character offsets and section paths.",
-)
 def chunks(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource, scope: RunScope
 ) -> dg.MaterializeResult:
+    """Token-aware chunks (offline o200k tokenizer) with stable ids, character offsets and section paths."""
     wh = warehouse.get()
     days = context.partition_keys
     in_scope = documents_in_scope(wh, days, scope)
@@ -111,3 +86,12 @@ def chunks(
         metadata={"dagster/row_count": wh.row_count("chunks"), "chunker_version": CHUNKER_VERSION,
                   "sample": sample_rows(wh, "chunks", ["document_id", "chunk_index", "section_path", "token_count", "text"])}
     )
+
+
+def assets(pools: Pools) -> list[dg.AssetsDefinition]:
+    """documents and chunks, their steps in the pools of the warehouse's backend."""
+    return [
+        table_asset("documents", group="ingest", **partitioned(pools.partitions))(documents),
+        table_asset("chunks", group="ingest", deps=["documents"], code_version=CHUNKER_VERSION,
+                    **partitioned(pools.partitions))(chunks),
+    ]

@@ -29,8 +29,11 @@ CONSOLIDATION_ASSETS = ("linked_entities", "entity_aliases", "entity_summaries",
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 
-# Assets of several days batch into one run each time.
-single_run = dg.BackfillPolicy.single_run()
+
+def partitioned(pool: str | None) -> dict[str, object]:
+    """What every per-document asset and multi_asset declares: the arrival days, and the pool of its step
+    (`defs/pools.py`). Assets of several days batch into one run each time (single-run backfills)."""
+    return {"partitions_def": arrival_days, "backfill_policy": dg.BackfillPolicy.single_run(), "pool": pool}
 
 
 class RunScope(dg.ConfigurableResource):
@@ -57,8 +60,7 @@ def documents_in_scope(warehouse: Warehouse, days: Sequence[str], scope: RunScop
     Every per-document asset after `documents` calls this, so all of them cover the same documents:
     those the documents step recorded on these days, narrowed to `scope.documents` when it is set.
     """
-    frame = warehouse.document_states(days).select("document_id", "arrival_day") if warehouse.exists() else (
-        pl.DataFrame(schema={"document_id": pl.String, "arrival_day": pl.String}))
+    frame = warehouse.documents_of_days(days)
     if scope.documents is not None:
         frame = frame.filter(pl.col("document_id").is_in(scope.documents))
     return frame

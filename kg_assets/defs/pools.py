@@ -8,20 +8,27 @@ pool, not of an instance's limit, because Dagster's dagster.yaml sets one defaul
 would lift `llm` too) and a pool's own limit lives in the instance's database, where a switch of backend
 would not reach it.
 
-Dagster fixes an op's pool when the asset is defined, before any Settings object exists, so the backend is
-read here from the same variable Settings reads (KG_WAREHOUSE_BACKEND, `settings.configured_backend`). Definitions built in-process for a
-lake without that variable keep the stricter `duckdb` pool, which is safe.
+Dagster fixes an op's pool when the asset is defined, so each defs module builds its assets from a `Pools`
+(`assets(pools)`), and `build_definitions` passes the pools of its own settings' backend.
 """
 
 from __future__ import annotations
 
-from kg_assets.settings import configured_backend
-
-LLM = "llm"
+from dataclasses import dataclass
 
 
-def warehouse_pools(backend: str) -> tuple[str | None, str, str]:
-    """(pool of the partition steps that write the warehouse, of the consolidation steps, of the dbt build).
+@dataclass(frozen=True)
+class Pools:
+    """The pool of each kind of step on one warehouse backend (None: no pool)."""
+
+    partitions: str | None  # partition steps that write the warehouse
+    consolidation: str
+    dbt: str
+    llm: str = "llm"  # steps that call an LLM, on either backend
+
+
+def backend_pools(backend: str) -> Pools:
+    """The pools on the embedded file (`duckdb`) or on a DuckLake (`ducklake`).
 
     On the lake, consolidation steps keep a pool (limit 1): a retried transaction writes what its step computed
     before, so two consolidations at once could let the one that commits last hold a graph read before the
@@ -29,8 +36,5 @@ def warehouse_pools(backend: str) -> tuple[str | None, str, str]:
     other's consolidation, and reads them all. dbt's own DDL (CREATE OR REPLACE VIEW) does not go through the
     warehouse's retry, so on the lake the dbt build keeps a pool too: two runs never rebuild the marts at once."""
     if backend != "ducklake":
-        return "duckdb", "duckdb", "duckdb"
-    return None, "consolidation", "dbt"
-
-
-WAREHOUSE, CONSOLIDATION, DBT = warehouse_pools(configured_backend())
+        return Pools(partitions="duckdb", consolidation="duckdb", dbt="duckdb")
+    return Pools(partitions=None, consolidation="consolidation", dbt="dbt")

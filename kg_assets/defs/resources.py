@@ -8,7 +8,10 @@ documents from anywhere but the inbox the code location was started with.
 
 import dagster as dg
 
+from kg_assets.core.facts.records import FactExtractor
 from kg_assets.defs.partitions import RunScope
+from kg_assets.extractors.base import Extractor
+from kg_assets.extractors.factory import build_extractor, build_fact_extractor, describe_extractor
 from kg_assets.settings import (
     API_KEY_ENV,
     BASE_URL_ENV,
@@ -35,7 +38,17 @@ class WarehouseResource(dg.ConfigurableResource, WarehouseSettings):
 
 
 class ExtractorResource(dg.ConfigurableResource, ExtractorSettings):
-    """The extraction engine. `auto` uses the LLM when an API key or base URL is set, else the heuristic."""
+    """The extraction engine. `auto` uses the LLM when an API key or base URL is set, else the heuristic.
+    Assets get their engine from it, as from any Dagster client resource (kg_assets/extractors/factory.py)."""
+
+    def build_extractor(self, run_id: str | None = None, progress=None) -> Extractor:
+        return build_extractor(self, run_id=run_id, progress=progress)
+
+    def build_fact_extractor(self, run_id: str | None = None) -> FactExtractor:
+        return build_fact_extractor(self, run_id=run_id)
+
+    def describe(self, extractor: Extractor | FactExtractor) -> str:
+        return describe_extractor(self, extractor)
 
 
 class CheckThresholds(dg.ConfigurableResource, CheckSettings):

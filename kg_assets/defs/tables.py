@@ -1,16 +1,34 @@
-"""Asset metadata describing the DuckDB tables an asset owns (shown in the UI's schema tab)."""
+"""Assets that are tables of schema `kg`: their shared declaration, and metadata describing the tables
+(shown in the UI's schema tab)."""
 
 from __future__ import annotations
 
 import functools
 import inspect
 import re
+from collections.abc import Sequence
 
 import dagster as dg
 import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.storage.warehouse import SCHEMA
+
+
+TABLE_KINDS = frozenset({"duckdb", "polars"})  # the UI's kind badges of an asset computed in Polars into DuckDB
+
+
+def table_asset(table: str, *, group: str, kinds: frozenset[str] = TABLE_KINDS, **asset_args):
+    """The `@dg.asset` decorator of an asset that is the table `table`: its name, group, kinds and columns;
+    `asset_args` add the rest (deps, pool, `partitioned(...)`)."""
+    return dg.asset(name=table, group_name=group, kinds=kinds, metadata=table_metadata(table), **asset_args)
+
+
+def table_spec(key: str, *, group: str, deps: Sequence, description: str, table: str | None = None,
+               **spec_args) -> dg.AssetSpec:
+    """One output of a multi_asset that is a table (`table`, else `key`): group, kinds and columns as above."""
+    return dg.AssetSpec(key, deps=deps, group_name=group, kinds=TABLE_KINDS, metadata=table_metadata(table or key),
+                        description=description, **spec_args)
 
 
 def table_metadata(table: str) -> dict[str, object]:

@@ -27,7 +27,7 @@ def _current(table: str) -> str:
 
 
 class WarehouseReads:
-    """The read half of `Warehouse`, which provides `path` and `connect(read_only=...)`."""
+    """The read half of `Warehouse`, which provides `path`, `exists()` and `connect(read_only=...)`."""
 
     def _read(self, sql: str, params: object = None) -> pl.DataFrame:
         with self.connect(read_only=True) as con:
@@ -125,6 +125,13 @@ class WarehouseReads:
         )
         return schemas.conform(rows, {c: schemas.DOCUMENTS[c] for c in
                                       ("document_id", "arrival_day", "content_hash", "file_signature", "status")})
+
+    def documents_of_days(self, days: Sequence[str]) -> pl.DataFrame:
+        """document_id and arrival_day of the current documents of these arrival days (none before the warehouse
+        exists): what a run over `days` covers before its scope narrows it (`defs/partitions.documents_in_scope`)."""
+        if not self.exists():
+            return pl.DataFrame(schema={"document_id": pl.String, "arrival_day": pl.String})
+        return self.document_states(days).select("document_id", "arrival_day")
 
     def document_days(self, document_ids: Sequence[str]) -> pl.DataFrame:
         """document_id and arrival_day of the given documents, current or retired (their latest row)."""

@@ -56,6 +56,11 @@ class NoTimeTravel(ValueError):
     """Snapshots asked of the embedded file, which keeps none (only a DuckLake does)."""
 
 
+# What a query the warehouse refuses or cannot run raises (a typo, a write on a read-only connection, a file
+# the sandbox refuses): DuckDB's own error, under a name of the storage layer, the only importer of duckdb.
+QueryError = duckdb.Error
+
+
 def _is_lock_conflict(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
 

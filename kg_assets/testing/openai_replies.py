@@ -1,5 +1,6 @@
-"""Replies of the fake OpenAI server: the `Reply` a test scripts (answers and every fault it can inject), and
-the OpenAI-shaped bodies built from it (chat.completion objects, error bodies, headers)."""
+"""Replies of the fake OpenAI server: the `Reply` a test scripts (answers and every fault it can inject), the
+record of each request it served and the reply it got, and the OpenAI-shaped bodies built from a reply
+(chat.completion objects, error bodies, headers)."""
 
 from __future__ import annotations
 
@@ -123,6 +124,25 @@ FAULTS: dict[str, Callable[[], Reply]] = {
     "empty": lambda: Reply(content=""),
     "wrong schema": lambda: Reply(content={"entities": "Marcus Webb", "people": [{"who": 1}]}),
 }
+
+
+@dataclass
+class RequestRecord:
+    """One chat-completions request as the server saw it (times are ``time.perf_counter()`` values)."""
+
+    seq: int
+    body: dict | None
+    headers: dict[str, str]
+    start: float
+    end: float | None = None
+    status: int | None = None  # None while in flight, or when the connection was dropped
+    dropped: bool = False
+    fault: bool = False
+    reply: Reply | None = None
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.end is None else self.end - self.start
 
 
 def _num(x: float) -> str:

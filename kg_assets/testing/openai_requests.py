@@ -1,5 +1,5 @@
 """What the fake OpenAI server knows about a request: its text and token counts (for responders and tests),
-the record of each request it served, and the rules that match requests to scripted replies."""
+and the rules that match requests to scripted replies."""
 
 from __future__ import annotations
 
@@ -8,12 +8,9 @@ import binascii
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import Any, Literal, Union
 
 from kg_assets.core.tokens import encoding
-
-if TYPE_CHECKING:
-    from kg_assets.testing.openai_replies import Reply
 
 def message_text(message: dict) -> str:
     """The text of one chat message: string content, the text parts of list content, tool-call arguments."""
@@ -98,25 +95,6 @@ def prompt_tokens_of(request: dict) -> int:
     images = sum(1 for m in request.get("messages") or [] if isinstance(m.get("content"), list)
                  for part in m["content"] if isinstance(part, dict) and part.get("type") == "image_url")
     return sum(count_tokens(message_text(m)) for m in request.get("messages") or []) + IMAGE_TOKENS * images
-
-
-@dataclass
-class RequestRecord:
-    """One chat-completions request as the server saw it (times are ``time.perf_counter()`` values)."""
-
-    seq: int
-    body: dict | None
-    headers: dict[str, str]
-    start: float
-    end: float | None = None
-    status: int | None = None  # None while in flight, or when the connection was dropped
-    dropped: bool = False
-    fault: bool = False
-    reply: Reply | None = None
-
-    @property
-    def duration(self) -> float | None:
-        return None if self.end is None else self.end - self.start
 
 
 Scope = Literal["last_user", "any", "system", "image"]

@@ -74,6 +74,7 @@ from kg_assets.testing.openai_replies import (
     MALFORMED_CONTENT,
     Reply,
     ReplyLike,
+    RequestRecord,
     Responder,
     as_reply,
     completion_body,
@@ -83,7 +84,6 @@ from kg_assets.testing.openai_replies import (
 )
 from kg_assets.testing.openai_requests import (
     Match,
-    RequestRecord,
     Rule,
     Scope,
     all_text,

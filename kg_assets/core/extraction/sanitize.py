@@ -201,13 +201,33 @@ def sanitize(
     """
     allowed = {t.strip().upper() for t in entity_types}
     stats = dict.fromkeys(SANITIZE_STATS, 0)
+    by_key = _merge_entities(parsed.entities, allowed, unknown_types, stats)
+    endpoints = _Endpoints(by_key, orphan_relations == "add" and "OTHER" in allowed, stats)
+    # orphan endpoints may add entities, so relations and attributes resolve before the entity cap
+    relations = _merge_relations(parsed.relations, endpoints, stats)
+    attributes = _merge_attributes(parsed.attributes, endpoints, default_confidence, stats)
+
+    entities = list(by_key.items())
+    if len(entities) > max_entities:
+        stats["capped_entities"] = len(entities) - max_entities
+        entities = entities[:max_entities]
+    kept_keys = {k for k, _ in entities}
     clean = ParsedOutput(
         bad_lines=list(parsed.bad_lines), complete=parsed.complete, nothing_missing=parsed.nothing_missing
     )
+    clean.entities = [e for _, e in entities]
+    clean.relations, stats["capped_relations"] = _capped(
+        [r for r, s, t in relations if s in kept_keys and t in kept_keys], len(relations), max_relations)
+    clean.attributes, stats["capped_attributes"] = _capped(
+        [a for a, e in attributes if e in kept_keys], len(attributes), max_attributes)
+    return clean, stats
 
-    # entities
+
+def _merge_entities(entities: Sequence[Entity], allowed: set[str], unknown_types: str,
+                    stats: dict[str, int]) -> dict[str, Entity]:
+    """The usable entities by normalized name, duplicates merged into the first (its name, type and pass)."""
     by_key: dict[str, Entity] = {}
-    for e in parsed.entities:
+    for e in entities:
         name = _clean_name(e.name)
         key = _name_key(name)
         if key is None:
@@ -225,22 +245,35 @@ def sanitize(
         if kept.type != etype:
             stats["type_conflicts"] += 1
         kept.description = _join_text(kept.description, " ".join(e.description.split()))
+    return by_key
 
-    def endpoint(name: str, gleaning_pass: int) -> Entity | None:
+
+class _Endpoints:
+    """The entity a relation endpoint or an attribute names: found by normalized name, or added as an OTHER
+    entity when orphans are added (`add_orphans`)."""
+
+    def __init__(self, by_key: dict[str, Entity], add_orphans: bool, stats: dict[str, int]) -> None:
+        self.by_key, self.add_orphans, self.stats = by_key, add_orphans, stats
+
+    def find(self, name: str, gleaning_pass: int) -> Entity | None:
         name = _clean_name(name)
         key = _name_key(name)
         if key is None:
             return None
-        hit = by_key.get(key)
-        if hit is None and orphan_relations == "add" and "OTHER" in allowed:
-            hit = by_key[key] = Entity(name, "OTHER", "", gleaning_pass)
-            stats["entities_added"] += 1
+        hit = self.by_key.get(key)
+        if hit is None and self.add_orphans:
+            hit = self.by_key[key] = Entity(name, "OTHER", "", gleaning_pass)
+            self.stats["entities_added"] += 1
         return hit
 
-    # relations (orphans may add entities, so they resolve before the entity cap)
-    rel_by_key: dict[tuple[str, str, str], tuple[Relation, str, str]] = {}
-    for r in parsed.relations:
-        src, tgt = endpoint(r.source, r.gleaning_pass), endpoint(r.target, r.gleaning_pass)
+
+def _merge_relations(relations: Sequence[Relation], endpoints: _Endpoints,
+                     stats: dict[str, int]) -> list[tuple[Relation, str, str]]:
+    """(relation, source key, target key) of the relations between two known, different entities, duplicates
+    by (source, target, relation type) merged into the first."""
+    by_key: dict[tuple[str, str, str], tuple[Relation, str, str]] = {}
+    for r in relations:
+        src, tgt = endpoints.find(r.source, r.gleaning_pass), endpoints.find(r.target, r.gleaning_pass)
         if src is None or tgt is None:
             stats["orphan_relations_dropped"] += 1
             continue
@@ -251,59 +284,50 @@ def sanitize(
         kws = _union_keywords(r.keywords, "")
         skey, tkey = _normalized(src.name), _normalized(tgt.name)
         rkey = (skey, tkey, relation_type_from_keywords(kws))
-        kept_r = rel_by_key.get(rkey)
-        if kept_r is None:
-            rec_r = Relation(src.name, tgt.name, kws, " ".join(r.description.split()), strength, r.gleaning_pass)
-            rel_by_key[rkey] = (rec_r, skey, tkey)
+        kept = by_key.get(rkey)
+        if kept is None:
+            rec = Relation(src.name, tgt.name, kws, " ".join(r.description.split()), strength, r.gleaning_pass)
+            by_key[rkey] = (rec, skey, tkey)
             continue
         stats["merged_relations"] += 1
-        rec_r = kept_r[0]
-        rec_r.strength = max(rec_r.strength, strength)
-        rec_r.keywords = _union_keywords(rec_r.keywords, kws)
-        rec_r.description = _join_text(rec_r.description, " ".join(r.description.split()))
+        rec = kept[0]
+        rec.strength = max(rec.strength, strength)
+        rec.keywords = _union_keywords(rec.keywords, kws)
+        rec.description = _join_text(rec.description, " ".join(r.description.split()))
+    return list(by_key.values())
 
-    # attributes
-    att_by_key: dict[tuple[str, str, str], tuple[Attribute, str]] = {}
-    for a in parsed.attributes:
+
+def _merge_attributes(attributes: Sequence[Attribute], endpoints: _Endpoints, default_confidence: float,
+                      stats: dict[str, int]) -> list[tuple[Attribute, str]]:
+    """(attribute, entity key) of the attributes of known entities with a key and a value, duplicates by
+    (entity, key, value) merged into the first (highest confidence)."""
+    by_key: dict[tuple[str, str, str], tuple[Attribute, str]] = {}
+    for a in attributes:
         key_name = attr_key(a.key)
         value = " ".join(unquote(a.value).split())
         if not key_name or not value:
             stats["dropped_attributes"] += 1
             continue
-        ent = endpoint(a.entity, a.gleaning_pass)
+        ent = endpoints.find(a.entity, a.gleaning_pass)
         if ent is None:
             stats["orphan_attributes_dropped"] += 1
             continue
         conf = _unit(a.confidence, default_confidence, stats)
         ekey = _normalized(ent.name)
         akey = (ekey, key_name, value.casefold())
-        kept_a = att_by_key.get(akey)
-        if kept_a is None:
-            att_by_key[akey] = (Attribute(ent.name, key_name, value, conf, a.gleaning_pass), ekey)
+        kept = by_key.get(akey)
+        if kept is None:
+            by_key[akey] = (Attribute(ent.name, key_name, value, conf, a.gleaning_pass), ekey)
             continue
         stats["merged_attributes"] += 1
-        kept_a[0].confidence = max(kept_a[0].confidence or 0.0, conf)
+        kept[0].confidence = max(kept[0].confidence or 0.0, conf)
+    return list(by_key.values())
 
-    # caps
-    entities = list(by_key.items())
-    if len(entities) > max_entities:
-        stats["capped_entities"] = len(entities) - max_entities
-        entities = entities[:max_entities]
-    kept_keys = {k for k, _ in entities}
-    clean.entities = [e for _, e in entities]
-    relations = [r for r, s, t in rel_by_key.values() if s in kept_keys and t in kept_keys]
-    stats["capped_relations"] = len(rel_by_key) - len(relations)
-    if len(relations) > max_relations:
-        stats["capped_relations"] += len(relations) - max_relations
-        relations = relations[:max_relations]
-    clean.relations = relations
-    attributes = [a for a, e in att_by_key.values() if e in kept_keys]
-    stats["capped_attributes"] = len(att_by_key) - len(attributes)
-    if len(attributes) > max_attributes:
-        stats["capped_attributes"] += len(attributes) - max_attributes
-        attributes = attributes[:max_attributes]
-    clean.attributes = attributes
-    return clean, stats
+
+def _capped(kept: list, before: int, limit: int) -> tuple[list, int]:
+    """The first `limit` of the records whose entities survived the cap, and how many of `before` records
+    were left out (for a lost entity or over the limit)."""
+    return kept[:limit], before - min(len(kept), limit)
 
 
 # --------------------------------------------------------------------------------------------------

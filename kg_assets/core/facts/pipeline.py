@@ -25,7 +25,7 @@ import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.core.facts.memory import UserMemory, build_user_facts, fact_row, replay_order
-from kg_assets.core.facts.records import FactExtractor, FactRequest
+from kg_assets.core.facts.records import FactAnswer, FactExtractor, FactRequest
 from kg_assets.core.facts.rules import (
     DEFAULT_ENABLED,
     DEFAULT_RATE,
@@ -73,36 +73,66 @@ def learn_facts(
     rate = check_rate(rate)
     learned_at = learned_at or datetime.now(UTC)
     ordered = messages.sort(["sent_at", "document_id", "message_id"], nulls_last=True).to_dicts()
-    outcome_rows: dict[tuple[str, str], dict] = {}
-    queues: dict[str, deque[dict]] = {}
-    reusable, reused_facts = _reusable(previous, extractor.version)
-    reused_rows: list[dict] = []
-    for message in ordered:
-        key = (message["document_id"], message["message_id"])
-        digest = message_hash(message)
-        outcome, reason = "ok", None
-        if not enabled:
-            outcome = "disabled"
-        elif not is_sampled(message["message_id"], rate):
-            outcome = "not_sampled"
-        elif (problem := extractability_problem(message["content"])) is not None:
-            outcome, reason = "not_extractable", problem
-        elif reusable.get(key, {}).get("message_hash") == digest:
-            outcome_rows[key] = reusable[key]
-            reused_rows.extend(reused_facts.get(key, ()))
-            continue
-        else:
-            queues.setdefault(message["user_id"], deque()).append(message)
-        outcome_rows[key] = {"document_id": key[0], "message_id": key[1], "user_id": message["user_id"],
-                             "message_hash": digest, "outcome": outcome, "reason": reason, "fact_count": 0, "notes": [],
-                             "extractor": extractor.name, "extractor_version": extractor.version,
-                             "extracted_at": learned_at}
-
+    outcome_rows, queues, reused_rows = _triage(ordered, extractor, enabled, rate, learned_at,
+                                                *_reusable(previous, extractor.version))
     prior = schemas.conform(known, schemas.USER_FACTS).to_dicts() if known is not None and known.height else []
     prior += reused_rows
     memories: dict[str, UserMemory] = {}
     for row in replay_order(prior):
         memories.setdefault(row["user_id"], UserMemory()).add(dict(row))
+    new_rows, (calls, prompt_tokens, completion_tokens) = _extract_in_rounds(
+        queues, extractor, memories, outcome_rows, learned_at, max_known_facts, copy_rows=bool(prior))
+    return LearnedFacts(
+        _decided_facts(prior, new_rows, memories),
+        _rows_frame(list(outcome_rows.values()), schemas.FACT_EXTRACTIONS, schemas.FACT_EXTRACTIONS),
+        _rows_frame(reused_rows + new_rows, schemas.USER_FACTS, schemas.FACT_INPUTS),
+        calls, prompt_tokens, completion_tokens,
+    )
+
+
+def _triage(ordered: list[dict], extractor: FactExtractor, enabled: bool, rate: float, learned_at: datetime,
+            reusable: dict[tuple[str, str], dict], reused_facts: dict[tuple[str, str], list[dict]],
+            ) -> tuple[dict[tuple[str, str], dict], dict[str, deque[dict]], list[dict]]:
+    """Each message's outcome row by (document_id, message_id); the messages to ask, queued per user in time
+    order; and the fact rows of the messages whose earlier extraction is reused."""
+    outcome_rows: dict[tuple[str, str], dict] = {}
+    queues: dict[str, deque[dict]] = {}
+    reused_rows: list[dict] = []
+    for message in ordered:
+        key = (message["document_id"], message["message_id"])
+        digest = message_hash(message)
+        skipped = _skip_reason(message, enabled, rate)
+        if skipped is None and reusable.get(key, {}).get("message_hash") == digest:
+            outcome_rows[key] = reusable[key]
+            reused_rows.extend(reused_facts.get(key, ()))
+            continue
+        if skipped is None:
+            queues.setdefault(message["user_id"], deque()).append(message)
+        outcome, reason = skipped or ("ok", None)
+        outcome_rows[key] = {"document_id": key[0], "message_id": key[1], "user_id": message["user_id"],
+                             "message_hash": digest, "outcome": outcome, "reason": reason, "fact_count": 0, "notes": [],
+                             "extractor": extractor.name, "extractor_version": extractor.version,
+                             "extracted_at": learned_at}
+    return outcome_rows, queues, reused_rows
+
+
+def _skip_reason(message: dict, enabled: bool, rate: float) -> tuple[str, str | None] | None:
+    """(outcome, reason) of a message that is not offered to extraction: the switch, the rate, extractability
+    in this order; None for a message that is offered."""
+    if not enabled:
+        return "disabled", None
+    if not is_sampled(message["message_id"], rate):
+        return "not_sampled", None
+    if (problem := extractability_problem(message["content"])) is not None:
+        return "not_extractable", problem
+    return None
+
+
+def _extract_in_rounds(queues: dict[str, deque[dict]], extractor: FactExtractor, memories: dict[str, UserMemory],
+                       outcome_rows: dict[tuple[str, str], dict], learned_at: datetime, max_known_facts: int,
+                       copy_rows: bool) -> tuple[list[dict], tuple[int, int, int]]:
+    """Ask the extractor one message per user per round, each request carrying the user's facts known so far;
+    the new fact rows and (LLM calls, prompt tokens, completion tokens). Outcome rows are updated in place."""
     new_rows: list[dict] = []
     calls = prompt_tokens = completion_tokens = 0
     while queues:
@@ -122,36 +152,45 @@ def learn_facts(
             prompt_tokens += answer.prompt_tokens
             completion_tokens += answer.completion_tokens
             status = outcome_rows[(message["document_id"], message["message_id"])]
-            if answer.error is not None:
-                status.update(outcome="error", reason=answer.error)
-                continue
-            facts, notes = validate_answer(answer.facts)
-            status.update(fact_count=len(facts), notes=notes)
-            memory = memories.setdefault(message["user_id"], UserMemory())
-            for index, fact in enumerate(facts):
-                row = fact_row(
-                    message["user_id"], fact, valid_from=message["sent_at"], learned_at=learned_at,
-                    document_id=message["document_id"], message_id=message["message_id"], fact_index=index,
-                    message_content=message["content"], extractor=extractor.name,
-                    extractor_version=extractor.version,
-                )
-                new_rows.append(row)
-                memory.add(row if not prior else dict(row))
+            new_rows += _take_answer(message, answer, status, memories, extractor, learned_at, copy_rows)
+    return new_rows, (calls, prompt_tokens, completion_tokens)
 
+
+def _take_answer(message: dict, answer: FactAnswer, status: dict, memories: dict[str, UserMemory],
+                 extractor: FactExtractor, learned_at: datetime, copy_rows: bool) -> list[dict]:
+    """The fact rows of one answer, validated and added to the user's memory (a copy when `copy_rows`: the
+    memory must not decide rows that are decided again with the known facts); its outcome in `status`."""
+    if answer.error is not None:
+        status.update(outcome="error", reason=answer.error)
+        return []
+    facts, notes = validate_answer(answer.facts)
+    status.update(fact_count=len(facts), notes=notes)
+    memory = memories.setdefault(message["user_id"], UserMemory())
+    rows = []
+    for index, fact in enumerate(facts):
+        row = fact_row(
+            message["user_id"], fact, valid_from=message["sent_at"], learned_at=learned_at,
+            document_id=message["document_id"], message_id=message["message_id"], fact_index=index,
+            message_content=message["content"], extractor=extractor.name,
+            extractor_version=extractor.version,
+        )
+        rows.append(row)
+        memory.add(dict(row) if copy_rows else row)
+    return rows
+
+
+def _decided_facts(prior: list[dict], new_rows: list[dict], memories: dict[str, UserMemory]) -> pl.DataFrame:
     if prior:  # known facts may be newer than some messages: decide everything again in time order
-        facts_frame = build_user_facts(pl.DataFrame(prior + new_rows, schema=schemas.USER_FACTS))
-    elif new_rows:  # each memory already took its facts in replay order
+        return build_user_facts(pl.DataFrame(prior + new_rows, schema=schemas.USER_FACTS))
+    if new_rows:  # each memory already took its facts in replay order
         decided = [row for user in sorted(memories) for row in memories[user].rows]
-        facts_frame = schemas.conform(pl.DataFrame(decided, schema=schemas.USER_FACTS), schemas.USER_FACTS)
-    else:
-        facts_frame = schemas.empty(schemas.USER_FACTS)
-    extractions = (schemas.conform(pl.DataFrame(list(outcome_rows.values()), schema=schemas.FACT_EXTRACTIONS),
-                                   schemas.FACT_EXTRACTIONS)
-                   if outcome_rows else schemas.empty(schemas.FACT_EXTRACTIONS))
-    inputs = reused_rows + new_rows
-    message_facts = (schemas.conform(pl.DataFrame(inputs, schema=schemas.USER_FACTS), schemas.FACT_INPUTS)
-                     if inputs else schemas.empty(schemas.FACT_INPUTS))
-    return LearnedFacts(facts_frame, extractions, message_facts, calls, prompt_tokens, completion_tokens)
+        return schemas.conform(pl.DataFrame(decided, schema=schemas.USER_FACTS), schemas.USER_FACTS)
+    return schemas.empty(schemas.USER_FACTS)
+
+
+def _rows_frame(rows: list[dict], schema: dict[str, pl.DataType], contract: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Rows built to `schema`, conformed to the table contract `contract` (its empty frame when none)."""
+    return schemas.conform(pl.DataFrame(rows, schema=schema), contract) if rows else schemas.empty(contract)
 
 
 def message_hash(message: dict) -> str:

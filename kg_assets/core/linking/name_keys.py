@@ -81,10 +81,24 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     first_cap (the name starts with a capital or digit), is_acronym (one all-capitals token),
     declared (acronym declared in a trailing parenthesis, or null)."""
     s = pl.col(name).fill_null("").str.normalize("NFKD").str.replace_all(r"\p{M}", "").str.strip_chars()
-    paren = s.str.extract(r"\(\s*([\p{Lu}][\p{Lu}\p{N}&.]{1,11})\s*\)\s*$", 1).str.replace_all(r"[^\p{L}\p{N}]", "")
+    et = pl.col(entity_type)
+    out = nodes.lazy().with_columns(_name_tokens(s, et).alias("tok"), _declared_acronym(s).alias("declared"))
+    out = _drop_describing_words(out, et)
+    out = _drop_place_class_words(out, et)
+    out = _drop_leading_words(out, et)
+    out = _drop_corporate_suffixes(out, et)
+    return _with_keys(out, et).with_columns(*_shape_columns()).collect()
+
+
+def _declared_acronym(s: pl.Expr) -> pl.Expr:
+    """The acronym a trailing parenthesis declares: "Quantum Dynamics Lab (QDL)" -> QDL."""
+    return s.str.extract(r"\(\s*([\p{Lu}][\p{Lu}\p{N}&.]{1,11})\s*\)\s*$", 1).str.replace_all(r"[^\p{L}\p{N}]", "")
+
+
+def _name_tokens(s: pl.Expr, et: pl.Expr) -> pl.Expr:
+    """The tokens of the name without a trailing parenthesis, possessives and dots of initials."""
     base = s.str.replace(r"\s*\([^()]*\)\s*$", "")
     base = pl.when(base.str.contains(r"[\p{L}\p{N}]")).then(base).otherwise(s)
-    et = pl.col(entity_type)
     # a place before a possessive qualifies the place after it: "Indonesia's Aceh province" is in Aceh
     base = pl.when(et.is_in(PLACE_TYPES)).then(base.str.replace(r"^.*\S\s?['’`]s\s+(\p{Lu})", "${1}")).otherwise(base)
     # after a person's full name, a comma opens an apposition: "Warren Jeffs, Polygamist Leader" is Warren
@@ -95,10 +109,12 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     base = base.str.replace_all(r"\b(\p{Lu})\b", "${1}§")
     for _ in range(3):
         base = base.str.replace_all(r"§[\s.]+(\p{Lu})§", "${1}§")
-    base = base.str.replace_all("§", "")
-    out = nodes.lazy().with_columns(base.str.extract_all(r"[\p{L}\p{N}]+").alias("tok"), paren.alias("declared"))
-    # lower-case words that are no name particle describe the name: "Polygamist leader Warren Jeffs",
-    # "Indonesian province of Aceh"
+    return base.str.replace_all("§", "").str.extract_all(r"[\p{L}\p{N}]+")
+
+
+def _drop_describing_words(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
+    """Lower-case words that are no name particle describe the name: "Polygamist leader Warren Jeffs",
+    "Indonesian province of Aceh"."""
     describing = pl.element().str.contains(r"^\p{Ll}") & ~pl.element().is_in(CONNECTORS)
     last_describing = pl.col("tok").list.eval(pl.when(describing).then(pl.int_range(pl.len())).otherwise(None)).list.max()
     capitals_after = (pl.col("tok").list.slice(last_describing + 1)
@@ -113,24 +129,31 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
     place_prefix = (
         (pl.col("tok").list.get(last_describing + 1, null_on_oob=True).str.to_lowercase() == "of").fill_null(False)
         & head.list.eval(pl.element().str.contains(r"^\p{Lu}") | describing).list.all().fill_null(True))
-    out = out.with_columns(
+    return out.with_columns(
         pl.when(last_describing.is_not_null() & capital_after
                 & (((et == "PERSON") & full_name_after) | (et.is_in(PLACE_TYPES) & place_prefix)))
         .then(pl.col("tok").list.slice(last_describing + 1)).otherwise(pl.col("tok")).alias("tok"))
+
+
+def _drop_place_class_words(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
+    """Lower-case words after a capitalised place name only say what kind of place it is ("Aceh province")."""
     for _ in range(3):
         ends_describing = pl.col("tok").list.last().is_in(PLACE_CLASS_WORDS).fill_null(False)
         capital_before = (pl.col("tok").list.slice(0, pl.col("tok").list.len() - 1)
                           .list.eval(pl.element().str.contains(r"^\p{Lu}")).list.any().fill_null(False))
         out = out.with_columns(_drop_last((pl.col("tok").list.len() > 1) & et.is_in(PLACE_TYPES)
                                           & ends_describing & capital_before).alias("tok"))
+    return out
+
+
+def _drop_leading_words(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
+    """Leading prepositions and articles are never part of a name ("in the North Bay"); before a person's
+    name, lower-case words are descriptions ("boss Steven Moffat") and titles are honorifics."""
     first_up = pl.col("tok").list.first().str.to_uppercase()
-    last_up = pl.col("tok").list.last().str.to_uppercase()
     many = pl.col("tok").list.len() > 1
     capitals_follow = pl.col("tok").list.slice(1).list.eval(pl.element().str.contains(r"^\p{Lu}")).list.sum()
     capital_follows = capitals_follow > 0
     for _ in range(3):
-        # leading prepositions and articles are never part of a name ("in the North Bay"); before a person's
-        # name, lower-case words are descriptions ("boss Steven Moffat") and titles are honorifics
         out = out.with_columns(_drop_first(many & (
             first_up.is_in(ARTICLES) | (first_up.is_in(PREPOSITIONS) & capital_follows)
             | ((et == "PERSON") & (first_up.is_in(HONORIFICS)
@@ -138,17 +161,34 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
             | ((et == VALUE) & first_up.is_in(HONORIFICS)
                & pl.col("tok").list.get(1, null_on_oob=True).str.contains(r"^\p{Lu}").fill_null(False))
         )).alias("tok"))
+    return out
+
+
+def _drop_corporate_suffixes(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
+    """After an organisation's name, corporate suffixes (Inc, Corp, Ltd ...) are not part of it."""
+    many = pl.col("tok").list.len() > 1
+    last_up = pl.col("tok").list.last().str.to_uppercase()
     for _ in range(2):
         out = out.with_columns(_drop_last(many & et.is_in(ORG_TYPES) & last_up.is_in(CORPORATE_SUFFIXES))
                                .alias("tok"))
+    return out
+
+
+def _with_keys(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
+    """up (upper-case tokens), raw_key (them joined) and key: for places and values the country a common
+    alias names, for organisations their country written in full."""
     up = pl.col("tok").list.eval(pl.element().str.to_uppercase())
     out = out.with_columns(up.alias("up"))
     key = pl.col("up").list.join(" ")
     geo = key.replace_strict(GEO_ALIASES, default=key, return_dtype=pl.String)
     out = out.with_columns(pl.when(et.is_in(GEO_TYPES)).then(geo).otherwise(key).alias("key"), key.alias("raw_key"))
-    out = out.with_columns(pl.when(et == "ORGANIZATION").then(_country_first(pl.col("key"))).otherwise(pl.col("key"))
-                           .alias("key"))
-    return out.with_columns(
+    return out.with_columns(pl.when(et == "ORGANIZATION").then(_country_first(pl.col("key"))).otherwise(pl.col("key"))
+                            .alias("key"))
+
+
+def _shape_columns() -> list[pl.Expr]:
+    """n_tok, key_chars, first_cap and is_acronym of the final tokens and key."""
+    return [
         pl.col("tok").list.len().cast(pl.Int64).alias("n_tok"),
         pl.col("key").str.replace_all(" ", "").str.len_chars().cast(pl.Int64).alias("key_chars"),
         # name-like: starts with a capital (or a digit) and has a capitalised word ("15-inch" is not a name)
@@ -157,7 +197,7 @@ def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "
         ((pl.col("tok").list.len() == 1)
          & pl.col("tok").list.first().str.contains(rf"^\p{{Lu}}[\p{{Lu}}\p{{N}}]{{1,{MAX_ACRONYM - 1}}}$").fill_null(False)
          ).alias("is_acronym"),
-    ).collect()
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -199,13 +239,28 @@ def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acron
     """(l, h_key, rule, global_ok) for long nodes, restricted to keys some short node has."""
     long = nodes.filter((pl.col("n_tok") >= 2) & (pl.col("n_tok") <= MAX_TOKENS)).select(
         "idx", "entity_type", "tok", "up", "n_tok")
-    connectors = pl.element().str.to_lowercase().is_in(CONNECTORS)
     frames = []
+    runs = _token_run_handles(nodes, long, short_keys)
+    if runs.height:
+        frames.append(runs)
+    frames.append(_person_name_handles(long, short_keys))
+    if short_acronyms.height:
+        acr = acronym_forms(long).join(short_acronyms, on="h_key", how="semi")
+        frames.append(acr.select(pl.col("idx").alias("l"), "h_key", pl.lit("acronym").alias("rule"),
+                                 (pl.col("h_key").str.len_chars() >= 3).alias("global_ok")))
+    declared = nodes.filter(pl.col("declared").is_not_null() & (pl.col("n_tok") >= 1)).select(
+        pl.col("idx").alias("l"), pl.col("declared").str.to_uppercase().alias("h_key"),
+        pl.lit("declared_acronym").alias("rule"), pl.lit(True).alias("global_ok"))
+    frames.append(declared.join(short_acronyms, on="h_key", how="semi"))
+    frames = [f.with_columns(pl.col("l").cast(pl.Int64), pl.col("global_ok").cast(pl.Boolean)) for f in frames]
+    return pl.concat(frames).unique()
 
-    # token runs (containment, surname, trailing person runs, given names)
-    # (locations publish no runs; the run strings are built first and only the matching ones get the
-    # other columns back)
-    spans = (
+
+def _token_run_handles(nodes: pl.DataFrame, long: pl.DataFrame, short_keys: pl.DataFrame) -> pl.DataFrame:
+    """(l, h_key, rule, global_ok) of the token runs of long names that a short node names: containment,
+    surname, trailing person runs, given names. Locations publish no runs."""
+    # the run strings are built first and only the matching ones get the other columns back
+    runs = (
         long.lazy().filter(pl.col("entity_type") != "LOCATION").select("idx", "n_tok", "up")
         .join(_spans().lazy(), on="n_tok")
         .select("idx", "start", "length",
@@ -214,62 +269,76 @@ def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acron
         .join(long.lazy(), on="idx")
         .collect()
     )
-    if spans.height:
-        outside_tok = pl.concat_list(pl.col("tok").list.slice(0, pl.col("start")),
-                                     pl.col("tok").list.slice(pl.col("start") + pl.col("length")))
-        is_prep = pl.col("tok").list.eval(pl.element().str.to_lowercase().is_in(HEAD_CONNECTORS))
-        first_prep = is_prep.list.arg_max()
-        head = pl.when(is_prep.list.any() & (first_prep > 0)).then(first_prep - 1).otherwise(pl.col("n_tok") - 1)
-        spans = spans.with_columns(
-            outside_tok.alias("outside"),
-            (pl.col("start") == 0).alias("is_prefix"),
-            (pl.col("start") + pl.col("length") == pl.col("n_tok")).alias("is_suffix"),
-            pl.when(pl.col("start") > 0).then(pl.col("tok").list.get(pl.col("start") - 1, null_on_oob=True))
-            .otherwise(None).str.to_lowercase().is_in(CONNECTORS).fill_null(False).alias("after_connector"),
-            head.cast(pl.Int64).alias("head"),
-        )
-        # a trailing word that is a known place is a locative modifier: the head of "Bayern Munich" is Bayern
-        places = nodes.filter((pl.col("entity_type") == "LOCATION") & (pl.col("n_tok") == 1))["raw_key"].unique()
-        for _ in range(2):
-            at_place = pl.col("up").list.get(pl.col("head"), null_on_oob=True).is_in(places.implode()).fill_null(False)
-            spans = spans.with_columns(
-                pl.when(at_place & (pl.col("head") > 0) & (pl.col("head") == pl.col("n_tok") - 1))
-                .then(pl.col("head") - 1).otherwise(pl.col("head")).alias("head"))
-        spans = spans.with_columns(
-            pl.col("outside").list.eval(pl.element().str.contains(r"^[\p{Lu}\p{N}]") | connectors).list.all()
-            .alias("extras_namelike"),
-            pl.col("outside").list.eval(pl.element().str.contains(r"\p{N}|^[IVXLC]{1,4}$")).list.any()
-            .alias("extras_numbered"),
-            pl.col("outside").list.eval(pl.element().str.to_uppercase().is_in(COMPANY_DESCRIPTORS)).list.all()
-            .alias("extras_descriptors"),
-            ((pl.col("start") <= pl.col("head")) & (pl.col("head") < pl.col("start") + pl.col("length")))
-            .alias("has_head"),
-        )
-        et = pl.col("entity_type")
-        rule = (
-            # a person's short forms come from a name: "Doctor" is no surname of "new Doctor", a description
-            pl.when(et == "PERSON").then(
-                pl.when(~pl.col("extras_namelike")).then(None)
-                .when(pl.col("is_suffix") & (pl.col("length") == 1)).then(pl.lit("surname"))
-                .when(pl.col("is_suffix")).then(pl.lit("person_short_form"))
-                .when(pl.col("is_prefix")).then(pl.lit("first_name")))
-            .when(et == "LOCATION").then(None)  # Albany / Albany County, Germany / East Germany: other places
-            .otherwise(
-                pl.when(pl.col("extras_namelike") & pl.col("has_head") & ~pl.col("after_connector")
-                        & ~pl.col("extras_numbered")).then(pl.lit("containment"))
-                # "Northwind" names "Northwind Robotics": what the head lacks only says what kind of company
-                .when((et == "ORGANIZATION") & pl.col("is_prefix") & pl.col("extras_descriptors"))
-                .then(pl.lit("org_short_form")))
-        )
-        global_ok = (
-            pl.when(pl.col("rule").is_in(["surname", "person_short_form"])).then(True)
-            .when(pl.col("rule") == "containment").then(pl.col("length") >= 2)
-            .otherwise(False)
-        )
-        spans = spans.with_columns(rule.alias("rule")).filter(pl.col("rule").is_not_null())
-        frames.append(spans.select(pl.col("idx").alias("l"), "h_key", "rule", global_ok.alias("global_ok")))
+    if runs.height == 0:
+        return runs
+    runs = _with_run_shape(runs, nodes).with_columns(_run_rule().alias("rule")).filter(pl.col("rule").is_not_null())
+    global_ok = (
+        pl.when(pl.col("rule").is_in(["surname", "person_short_form"])).then(True)
+        .when(pl.col("rule") == "containment").then(pl.col("length") >= 2)
+        .otherwise(False)
+    )
+    return runs.select(pl.col("idx").alias("l"), "h_key", "rule", global_ok.alias("global_ok"))
 
-    # person: first + last of a longer name, first + middle initials + last, initials + last
+
+def _with_run_shape(runs: pl.DataFrame, nodes: pl.DataFrame) -> pl.DataFrame:
+    """Where each run sits in its long name: the words outside it, prefix or suffix, after a connector,
+    whether it holds the name's head, and what the outside words are (name-like, numbered, descriptors)."""
+    connectors = pl.element().str.to_lowercase().is_in(CONNECTORS)
+    outside_tok = pl.concat_list(pl.col("tok").list.slice(0, pl.col("start")),
+                                 pl.col("tok").list.slice(pl.col("start") + pl.col("length")))
+    is_prep = pl.col("tok").list.eval(pl.element().str.to_lowercase().is_in(HEAD_CONNECTORS))
+    first_prep = is_prep.list.arg_max()
+    head = pl.when(is_prep.list.any() & (first_prep > 0)).then(first_prep - 1).otherwise(pl.col("n_tok") - 1)
+    runs = runs.with_columns(
+        outside_tok.alias("outside"),
+        (pl.col("start") == 0).alias("is_prefix"),
+        (pl.col("start") + pl.col("length") == pl.col("n_tok")).alias("is_suffix"),
+        pl.when(pl.col("start") > 0).then(pl.col("tok").list.get(pl.col("start") - 1, null_on_oob=True))
+        .otherwise(None).str.to_lowercase().is_in(CONNECTORS).fill_null(False).alias("after_connector"),
+        head.cast(pl.Int64).alias("head"),
+    )
+    # a trailing word that is a known place is a locative modifier: the head of "Bayern Munich" is Bayern
+    places = nodes.filter((pl.col("entity_type") == "LOCATION") & (pl.col("n_tok") == 1))["raw_key"].unique()
+    for _ in range(2):
+        at_place = pl.col("up").list.get(pl.col("head"), null_on_oob=True).is_in(places.implode()).fill_null(False)
+        runs = runs.with_columns(
+            pl.when(at_place & (pl.col("head") > 0) & (pl.col("head") == pl.col("n_tok") - 1))
+            .then(pl.col("head") - 1).otherwise(pl.col("head")).alias("head"))
+    return runs.with_columns(
+        pl.col("outside").list.eval(pl.element().str.contains(r"^[\p{Lu}\p{N}]") | connectors).list.all()
+        .alias("extras_namelike"),
+        pl.col("outside").list.eval(pl.element().str.contains(r"\p{N}|^[IVXLC]{1,4}$")).list.any()
+        .alias("extras_numbered"),
+        pl.col("outside").list.eval(pl.element().str.to_uppercase().is_in(COMPANY_DESCRIPTORS)).list.all()
+        .alias("extras_descriptors"),
+        ((pl.col("start") <= pl.col("head")) & (pl.col("head") < pl.col("start") + pl.col("length")))
+        .alias("has_head"),
+    )
+
+
+def _run_rule() -> pl.Expr:
+    """The rule by which a run of a long name is its short form, by the long name's type (null: none)."""
+    et = pl.col("entity_type")
+    return (
+        # a person's short forms come from a name: "Doctor" is no surname of "new Doctor", a description
+        pl.when(et == "PERSON").then(
+            pl.when(~pl.col("extras_namelike")).then(None)
+            .when(pl.col("is_suffix") & (pl.col("length") == 1)).then(pl.lit("surname"))
+            .when(pl.col("is_suffix")).then(pl.lit("person_short_form"))
+            .when(pl.col("is_prefix")).then(pl.lit("first_name")))
+        .when(et == "LOCATION").then(None)  # Albany / Albany County, Germany / East Germany: other places
+        .otherwise(
+            pl.when(pl.col("extras_namelike") & pl.col("has_head") & ~pl.col("after_connector")
+                    & ~pl.col("extras_numbered")).then(pl.lit("containment"))
+            # "Northwind" names "Northwind Robotics": what the head lacks only says what kind of company
+            .when((et == "ORGANIZATION") & pl.col("is_prefix") & pl.col("extras_descriptors"))
+            .then(pl.lit("org_short_form")))
+    )
+
+
+def _person_name_handles(long: pl.DataFrame, short_keys: pl.DataFrame) -> pl.DataFrame:
+    """(l, h_key, rule, global_ok) of a person's first + last of a longer name, first + middle initials + last,
+    initials + last, where a short node has that key."""
     person = long.filter(pl.col("entity_type") == "PERSON")
     first, last = pl.col("up").list.first(), pl.col("up").list.last()
     given = pl.col("up").list.slice(0, pl.col("n_tok") - 1)
@@ -282,16 +351,5 @@ def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acron
         person.filter(first.str.len_chars() > 1).select(
             "idx", pl.concat_str(initials(given), pl.lit(" "), last).alias("h_key")),
     ]).unique().join(short_keys, on="h_key", how="semi")
-    frames.append(fl.select(pl.col("idx").alias("l"), "h_key", pl.lit("person_short_form").alias("rule"),
-                            pl.lit(True).alias("global_ok")))
-
-    if short_acronyms.height:
-        acr = acronym_forms(long).join(short_acronyms, on="h_key", how="semi")
-        frames.append(acr.select(pl.col("idx").alias("l"), "h_key", pl.lit("acronym").alias("rule"),
-                                 (pl.col("h_key").str.len_chars() >= 3).alias("global_ok")))
-    declared = nodes.filter(pl.col("declared").is_not_null() & (pl.col("n_tok") >= 1)).select(
-        pl.col("idx").alias("l"), pl.col("declared").str.to_uppercase().alias("h_key"),
-        pl.lit("declared_acronym").alias("rule"), pl.lit(True).alias("global_ok"))
-    frames.append(declared.join(short_acronyms, on="h_key", how="semi"))
-    frames = [f.with_columns(pl.col("l").cast(pl.Int64), pl.col("global_ok").cast(pl.Boolean)) for f in frames]
-    return pl.concat(frames).unique()
+    return fl.select(pl.col("idx").alias("l"), "h_key", pl.lit("person_short_form").alias("rule"),
+                     pl.lit(True).alias("global_ok"))

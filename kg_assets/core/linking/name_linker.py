@@ -147,6 +147,65 @@ def description_scopes(nodes: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataF
     return described.join(node_docs, on="idx").group_by("idx").agg(pl.col("doc").min().alias("scope"))
 
 
+def _short_nodes(nodes: pl.DataFrame) -> pl.DataFrame:
+    """The ids that may be a short form: written as a name (or an acronym), with `skey` their token run (geo
+    aliases are already handled by equivalence)."""
+    return nodes.filter(
+        (pl.col("n_tok") >= 1) & (pl.col("n_tok") < MAX_TOKENS) & (pl.col("key") != "")
+        & (pl.col("first_cap") | pl.col("is_acronym"))
+    ).with_columns(pl.col("up").list.join(" ").alias("skey"))
+
+
+def _rule_ok() -> pl.Expr:
+    """An acronym rule needs a short side written in capitals; every other rule 4 characters or more."""
+    return (
+        pl.when(pl.col("rule").is_in(["acronym", "declared_acronym"])).then(pl.col("is_acronym"))
+        .otherwise(pl.col("key_chars") >= MIN_SHORT_CHARS)
+    )
+
+
+def _type_ok() -> pl.Expr:
+    """The short side has the long side's type, or is untyped (OTHER) and joins by an untyped rule."""
+    return (pl.col("s_type") == pl.col("l_type")) | ((pl.col("s_type") == OTHER) & pl.col("rule").is_in(UNTYPED_RULES))
+
+
+def _same_document_pairs(s: pl.DataFrame, handles: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
+    """(s, l, doc, rule, n_tok, global_ok) candidates joined on (document, handle)."""
+    hd = handles.join(node_docs.rename({"idx": "l"}), on="l")
+    sd = s.join(node_docs.rename({"idx": "s"}), on="s")
+    return (
+        sd.join(hd, on=["doc", "h_key"])
+        .filter((pl.col("s") != pl.col("l")) & _rule_ok() & _type_ok())
+        .select("s", "l", "doc", "rule", "n_tok", "global_ok")
+    )
+
+
+def _by_group(in_doc: pl.DataFrame, glob: pl.DataFrame, ambiguous_short: pl.DataFrame, group: list[int],
+              node_docs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The candidates with the group `g` of their short id and the rank of their rule, and each group's
+    number of documents. Groups with any same-document candidate, or an ambiguous short id, never use the
+    across-documents path."""
+    grp = pl.DataFrame({"s": pl.Series(range(len(group)), dtype=pl.Int64), "g": pl.Series(group, dtype=pl.Int64)})
+    in_doc = in_doc.join(grp, on="s")
+    glob = glob.join(grp, on="s")
+    doc_groups = in_doc.select("g").unique()
+    glob = glob.join(doc_groups, on="g", how="anti").join(
+        ambiguous_short.join(grp, on="s").select("g").unique(), on="g", how="anti")
+    g_docs = node_docs.join(grp.rename({"s": "idx"}), on="idx").group_by("g").agg(
+        pl.col("doc").n_unique().alias("g_docs"))
+    rank = pl.col("rule").replace_strict(RULE_RANK, return_dtype=pl.Int64)
+    return in_doc.with_columns(rank.alias("rank")), glob.with_columns(rank.alias("rank")), g_docs
+
+
+def _short_form_evidence(names: list[str], s_idx: int, l_idx: int, rule: str, doc: str | None, votes: int,
+                         n_docs: int) -> str:
+    what = RULE_LABEL[rule]
+    if doc is not None:
+        return (f'same document {doc}: "{names[s_idx]}" is the {what} of "{names[l_idx]}" '
+                f"({votes} of {n_docs} documents agree)")
+    return f'"{names[s_idx]}" is the {what} of "{names[l_idx]}", the only candidate in any document'
+
+
 class NameLinker:
     """Rule-based name linker (see the module docstring). `stats` describes the last `link` call."""
 
@@ -260,13 +319,7 @@ class NameLinker:
     # -- short forms ---------------------------------------------------------------------------------
 
     def _short_forms(self, nodes, node_docs, uf: Clusters, group: list[int], names: list[str], stats: dict) -> set[int]:
-        shorts = nodes.filter(
-            (pl.col("n_tok") >= 1) & (pl.col("n_tok") < MAX_TOKENS) & (pl.col("key") != "")
-            & (pl.col("first_cap") | pl.col("is_acronym"))
-        ).with_columns(
-            # the key of a short form is its token run (geo aliases already handled by equivalence)
-            pl.col("up").list.join(" ").alias("skey"),
-        )
+        shorts = _short_nodes(nodes)
         short_keys = shorts.filter(pl.col("key_chars") >= MIN_SHORT_CHARS).select(pl.col("skey").alias("h_key")).unique()
         short_acr = shorts.filter(pl.col("is_acronym")).select(pl.col("skey").alias("h_key")).unique()
         handles = long_form_handles(nodes, short_keys, short_acr)
@@ -275,58 +328,44 @@ class NameLinker:
         if handles.height == 0:
             stats["candidate_pairs"] = 0
             return attached
-        ltype = nodes.select(pl.col("idx").alias("l"), pl.col("entity_type").alias("l_type"),
-                             pl.col("n_docs").alias("l_docs"))
-        handles = handles.join(ltype, on="l")
+        handles = handles.join(nodes.select(pl.col("idx").alias("l"), pl.col("entity_type").alias("l_type"),
+                                            pl.col("n_docs").alias("l_docs")), on="l")
         s = shorts.select(
             pl.col("idx").alias("s"), pl.col("skey").alias("h_key"), pl.col("entity_type").alias("s_type"),
             "n_tok", "key_chars", "is_acronym",
         )
-        rule_ok = (
-            pl.when(pl.col("rule").is_in(["acronym", "declared_acronym"])).then(pl.col("is_acronym"))
-            .otherwise(pl.col("key_chars") >= MIN_SHORT_CHARS)
-        )
-        type_ok = (pl.col("s_type") == pl.col("l_type")) | (
-            (pl.col("s_type") == OTHER) & pl.col("rule").is_in(UNTYPED_RULES))
+        in_doc = _same_document_pairs(s, handles, node_docs)
+        glob, capped = self._across_document_pairs(s, handles)
+        ambiguous_short = s.join(capped, on="h_key", how="semi").select("s")
+        stats["candidate_pairs_in_document"] = in_doc.height
+        stats["candidate_pairs_global"] = glob.height
+        stats["candidate_pairs"] = in_doc.height + glob.height
+        stats["capped_handles"] = capped.height
+        in_doc, glob, g_docs = _by_group(in_doc, glob, ambiguous_short, group, node_docs)
+        links = self._link_by_level(in_doc, glob, uf, g_docs, attached, names)
+        for method, count in links.items():
+            stats[f"links_{method}"] = count
+        return attached
 
-        # same-document candidates: join on (document, handle)
-        hd = handles.join(node_docs.rename({"idx": "l"}), on="l")
-        sd = s.join(node_docs.rename({"idx": "s"}), on="s")
-        in_doc = (
-            sd.join(hd, on=["doc", "h_key"])
-            .filter((pl.col("s") != pl.col("l")) & rule_ok & type_ok)
-            .select("s", "l", "doc", "rule", "n_tok", "global_ok")
-        )
-        # across documents: join on handle, skipping handles shared by too many long entities
+    def _across_document_pairs(self, s: pl.DataFrame, handles: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(s, l, rule, n_tok, l_docs) candidates joined on the handle alone, and the handles shared by more than
+        `max_block` long entities, which are not used across documents."""
         block = handles.group_by("h_key").agg(pl.col("l").n_unique().alias("block"))
         capped = block.filter(pl.col("block") > self.max_block)
         glob_h = handles.filter(pl.col("global_ok")).join(capped, on="h_key", how="anti")
         glob = (
             s.join(glob_h, on="h_key")
             # across types, only an acronym the corpus declares reaches another document
-            .filter((pl.col("s") != pl.col("l")) & rule_ok & type_ok
+            .filter((pl.col("s") != pl.col("l")) & _rule_ok() & _type_ok()
                     & ((pl.col("s_type") == pl.col("l_type")) | (pl.col("rule") == "declared_acronym")))
             .select("s", "l", "rule", "n_tok", "l_docs")
         )
-        ambiguous_short = s.join(capped, on="h_key", how="semi").select("s")
-        stats["candidate_pairs_in_document"] = in_doc.height
-        stats["candidate_pairs_global"] = glob.height
-        stats["candidate_pairs"] = in_doc.height + glob.height
-        stats["capped_handles"] = capped.height
+        return glob, capped
 
-        grp = pl.DataFrame({"s": pl.Series(range(len(group)), dtype=pl.Int64), "g": pl.Series(group, dtype=pl.Int64)})
-        in_doc = in_doc.join(grp, on="s")
-        glob = glob.join(grp, on="s")
-        # groups with any same-document candidate never use the across-documents path
-        doc_groups = in_doc.select("g").unique()
-        glob = glob.join(doc_groups, on="g", how="anti").join(
-            ambiguous_short.join(grp, on="s").select("g").unique(), on="g", how="anti")
-        g_docs = node_docs.join(grp.rename({"s": "idx"}), on="idx").group_by("g").agg(
-            pl.col("doc").n_unique().alias("g_docs"))
-        rank = pl.col("rule").replace_strict(RULE_RANK, return_dtype=pl.Int64)
-        in_doc = in_doc.with_columns(rank.alias("rank"))
-        glob = glob.with_columns(rank.alias("rank"))
-
+    def _link_by_level(self, in_doc: pl.DataFrame, glob: pl.DataFrame, uf: Clusters, g_docs: pl.DataFrame,
+                       attached: set[int], names: list[str]) -> dict[str, int]:
+        """Join short forms to their long forms from the longest short form to the shortest, same-document
+        evidence and across documents; links per method."""
         links = dict.fromkeys(SCORES, 0)
         levels = sorted(set(in_doc["n_tok"].to_list()) | set(glob["n_tok"].to_list()), reverse=True)
         for level in levels:
@@ -341,19 +380,12 @@ class NameLinker:
                 if g in attached:
                     continue
                 method = RULE_METHOD[rule]
-                what = RULE_LABEL[rule]
                 score = SCORES[method][0 if doc is not None else 1]
-                if doc is not None:
-                    evidence = (f'same document {doc}: "{names[s_idx]}" is the {what} of "{names[l_idx]}" '
-                                f"({votes} of {n_docs} documents agree)")
-                else:
-                    evidence = f'"{names[s_idx]}" is the {what} of "{names[l_idx]}", the only candidate in any document'
-                if uf.union(s_idx, l_idx, method, score, evidence):
+                if uf.union(s_idx, l_idx, method, score, _short_form_evidence(names, s_idx, l_idx, rule, doc, votes,
+                                                                              n_docs)):
                     attached.add(g)
                     links[method] += 1
-        for method, count in links.items():
-            stats[f"links_{method}"] = count
-        return attached
+        return links
 
     @staticmethod
     def _roots(rows: pl.DataFrame, uf: Clusters) -> pl.DataFrame:

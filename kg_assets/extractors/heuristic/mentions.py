@@ -57,20 +57,18 @@ from kg_assets.extractors.heuristic.lexicon import (
     FUNCTION_WORDS,
     GIVEN_NAMES,
     HEAD_TYPES,
-    HONORIFICS,
     MONTHS,
     NOT_PLACE_BEFORE_PREP,
     PARTICLES,
     PLACE_PREPOSITIONS,
     PROTOCOL_WORDS,
     REPORTING,
-    STOPWORDS,
-    TITLES_ANYWHERE,
     UPPER,
     VERB_FORMS,
     WORD_RE,
     word_key,
 )
+from kg_assets.extractors.heuristic.sub_spans import SubSpan, match_tokens, split_sub_spans
 
 _CACHE_LIMIT = 200_000  # distinct span strings remembered per finder
 
@@ -171,112 +169,28 @@ class MentionFinder:
         cached = self._decomp_cache.get(group)
         if cached is not None:
             return cached
-        # tokens are separated by exactly one blank character, so a plain split keeps exact offsets
-        toks: list[tuple[int, int, str]] = []
-        pos = 0
-        for w in group.replace("\t", " ").replace("\u00a0", " ").split(" "):
-            toks.append((pos, pos + len(w), w))
-            pos += len(w) + 1
-        cur: list[tuple[int, int, str]] = []
-        pending: list[str] = []
-        honor_pending = False
-        cur_honor = False
-        cur_has_of = False
-        prev_word: str | None = None  # lowercase previous token inside the match
-        prev_prev: str | None = None
-        cur_prev: tuple[str | None, str | None] = (None, None)
-        cur_first = False
-        year = False
-        subs: list[tuple[list, bool, bool, tuple, bool, bool]] = []
-
-        def flush() -> None:
-            nonlocal cur, year, cur_has_of
-            if cur:
-                subs.append((cur, cur_honor, year, cur_prev, cur_first, cur_has_of))
-            cur = []
-            year = False
-            cur_has_of = False
-
-        for ti, (ts, te, w) in enumerate(toks):
-            lw = w.lower()
-            if lw in CONNECTORS and not w[0].isupper():
-                if cur:
-                    pending.append(lw)
-                else:
-                    honor_pending = False
-                prev_prev, prev_word = prev_word, lw
-                continue
-            if w.isdigit():  # trailing year
-                if cur and not pending:
-                    cur.append((ts, te, w))
-                    year = True
-                flush()
-                pending = []
-                prev_prev, prev_word = prev_word, lw
-                continue
-            key = lw.rstrip(".")
-            if key in TITLES_ANYWHERE or (key in HONORIFICS and not cur):
-                flush()
-                pending = []
-                honor_pending = ti + 1 < len(toks) and toks[ti + 1][2][0].isupper()
-                prev_prev, prev_word = prev_word, lw
-                continue
-            if lw in STOPWORDS and not (w.isupper() and len(w) > 1):
-                flush()
-                pending = []
-                honor_pending = False
-                prev_prev, prev_word = prev_word, lw
-                continue
-            # possessive / trailing apostrophe
-            possessive = False
-            if lw.endswith(("'s", "’s")) and len(w) > 2:
-                te -= 2
-                w = w[:-2]
-                possessive = True
-            while w and w[-1] in "'’":
-                te -= 1
-                w = w[:-1]
-                possessive = True
-            if not w:
-                flush()
-                pending = []
-                continue
-            if cur and pending:
-                if self._keep_connector(cur, pending, w, cur_has_of):
-                    if pending[0] in ("of", "for", "on"):
-                        cur_has_of = True
-                else:
-                    flush()
-            pending = []
-            if not cur:
-                cur_honor = honor_pending
-                cur_prev = (prev_word, prev_prev)
-                cur_first = ti == 0
-                honor_pending = False
-            cur.append((ts, te, w))
-            prev_prev, prev_word = prev_word, lw
-            if possessive:
-                flush()
-        flush()
-
-        out = []
-        for toks_, honor, has_year, (p1, p2), first_in_match, has_of in subs:
-            start = toks_[0][0]
-            end = toks_[-1][1]
-            name = group[start:end]
-            if len(name) < 2 or name.isdigit():
-                continue
-            name_toks = toks_[:-1] if has_year else toks_
-            words = tuple(word_key(t[2]) for t in name_toks if t[2] not in CONNECTORS)
-            if not words or all(wd in MONTHS for wd in words):
-                continue
-            base = self._own_type(name, words, honor, has_year, has_of)
-            out.append((start, end, words, honor, has_year, p1, p2, first_in_match, has_of, base))
-        result = tuple(out)
+        subs = split_sub_spans(match_tokens(group), self._keep_connector)
+        result = tuple(record for sub in subs if (record := self._sub_span_record(group, sub)) is not None)
         if len(self._decomp_cache) >= _CACHE_LIMIT:
             self._decomp_cache.clear()
         self._decomp_cache[group] = result
         return result
+
+    def _sub_span_record(self, group: str, sub: SubSpan) -> tuple | None:
+        """A sub-span as `_decompose` gives it; None for a one-character or all-digit name, or one made only
+        of month names."""
+        start = sub.tokens[0][0]
+        end = sub.tokens[-1][1]
+        name = group[start:end]
+        if len(name) < 2 or name.isdigit():
+            return None
+        name_toks = sub.tokens[:-1] if sub.year else sub.tokens
+        words = tuple(word_key(t[2]) for t in name_toks if t[2] not in CONNECTORS)
+        if not words or all(wd in MONTHS for wd in words):
+            return None
+        base = self._own_type(name, words, sub.honor, sub.year, sub.has_of)
+        p1, p2 = sub.prev
+        return start, end, words, sub.honor, sub.year, p1, p2, sub.first_in_match, sub.has_of, base
 
     def _spans(self, text: str, sentences: list[tuple[int, int]], sent_starts: list[int]) -> list[Span]:
         spans: list[Span] = []
