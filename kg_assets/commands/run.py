@@ -115,7 +115,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def print_summary(warehouse, run_id: str | None) -> None:
-    """Rows per table, failed documents and, when an LLM ran, the run's spend."""
+    """Rows per table, failed documents, documents without entities and, when an LLM ran, the run's spend."""
     counts = warehouse.counts()
     failed = warehouse.failed_documents()
     for table in SUMMARY_TABLES:
@@ -123,6 +123,7 @@ def print_summary(warehouse, run_id: str | None) -> None:
     print(f"  {'failed documents':<16} {failed.height:>10,}")
     for document_id, error in failed.iter_rows():
         print(f"    {document_id}: {error}")
+    run_report.print_documents_without_entities(warehouse)
     calls = warehouse.llm_spend(run_id) if run_id else {"calls": 0, "hits": 0}
     if calls["calls"] or calls["hits"]:
         print(f"  {'LLM calls':<16} {calls['calls']:>10,}  ({calls['hits']:,} cache hits; {calls['prompt']:,} prompt + "

@@ -1,4 +1,5 @@
-"""What `kg run` reports after its run besides the row counts: failed chunks, and the exit code.
+"""What `kg run` reports after its run besides the row counts: failed chunks, documents with text in which
+no entity was found (a warning, not a failure: e.g. a script the extractor cannot read), and the exit code.
 
 Exit codes: 0 the run and its checks succeeded; 1 the run failed, or a check failed; 2 bad arguments or
 settings; 3 the run succeeded but some chunks failed extraction (listed with their documents; a rerun redoes
@@ -27,6 +28,18 @@ def print_failed_chunks(warehouse) -> int:
     if failed.height > SHOWN_CHUNKS:
         print(f"    … {failed.height - SHOWN_CHUNKS:,} more: kg sql \"SELECT * FROM kg.chunk_extractions WHERE status <> 'ok'\"")
     return failed.height
+
+
+def print_documents_without_entities(warehouse) -> int:
+    """A warning line for the documents with text in which nothing was extracted, the first few listed."""
+    empty = warehouse.documents_without_entities()
+    print(f"  {'no entity found':<16} {empty.height:>10,}"
+          + ("  (documents with text but no entity: WARNING)" if empty.height else ""))
+    for document_id, chunks in empty.head(SHOWN_CHUNKS).iter_rows():
+        print(f"    {document_id} ({chunks:,} chunk{'' if chunks == 1 else 's'})")
+    if empty.height > SHOWN_CHUNKS:
+        print(f"    … {empty.height - SHOWN_CHUNKS:,} more")
+    return empty.height
 
 
 def exit_code(run_succeeded: bool, failing_checks: int, failed_chunks: int, allow_failed_chunks: bool) -> int:

@@ -3,6 +3,11 @@
 Rules (from the seed table): "John Doe" / "john doe" -> JOHN_DOE, "the Company" -> COMPANY,
 "John's team" -> JOHN_TEAM. Diacritics are folded so "Zoë" and "Zoe" meet.
 
+Every script keeps its letters, marks and digits (NFKC, upper-cased): "Владимир Иванов" -> ВЛАДИМИР_ИВАНОВ,
+"阿尔托" -> 阿尔托. Marks are dropped only after a Latin or Greek letter (accents: "Αθήνα" and "ΑΘΗΝΑ"
+meet), never after a letter of another script ("й", "が" and Devanagari vowel signs stay). A Latin letter
+outside ASCII that has no plain form ("ø", "ß", "ł") stays a separator, as before, so no Latin id changes.
+
 An entity id is made from the type and the normalized name, so a name is one entity corpus-wide. A
 description is not a name: written without a capital ("people", "the sect", "girl"), what it refers to is
 fixed only by its document, so its id also carries the document (:func:`id_scope_expr`).
@@ -18,27 +23,92 @@ import polars as pl
 
 _LEADING_ARTICLE = r"^(?:the|a|an)\s+"
 _POSSESSIVE = r"['’]s\b"
-_NON_WORD = r"[^0-9A-Za-z]+"
+# A word character: an ASCII letter or digit, or a letter, mark or digit of any script but Latin.
+NON_WORD = r"[^0-9A-Za-z[[\p{L}\p{M}\p{N}]--\p{Latin}]]+"
+# A mark is dropped after these bases (diacritics): Latin and Greek letters, ASCII digits, and anything
+# not a letter or digit; kept after the letters and digits of every other script.
+_MARK_DROPPING_BASE = r"[\p{Latin}\p{Greek}0-9]|[^\p{L}\p{N}\p{M}]"
+
+
+# Letters of the Latin and Greek scripts (as the Polars regex's \p{Latin}, \p{Greek}) whose Unicode names
+# do not start with LATIN or GREEK: modifier letters, Roman numerals, fullwidth forms, Kelvin, Ohm...
+_LATIN_UNNAMED = ((0xAA, 0xAA), (0xBA, 0xBA), (0x2B0, 0x2B8), (0x2E0, 0x2E4), (0x1D2C, 0x1D5C), (0x1D9B, 0x1DBE),
+                  (0x2071, 0x2071), (0x207F, 0x207F), (0x212A, 0x212B), (0x2132, 0x2132), (0x214E, 0x214E),
+                  (0x2160, 0x2188), (0x2C7D, 0x2C7D), (0xA770, 0xA770), (0xA7F2, 0xA7F4), (0xA7F8, 0xA7F9),
+                  (0xAB5C, 0xAB5F), (0xAB69, 0xAB69), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A), (0x10780, 0x107BA))
+_GREEK_UNNAMED = ((0x1D5D, 0x1D61), (0x1DBF, 0x1DBF), (0x2126, 0x2126), (0x1D242, 0x1D244))
+
+
+def _in(ch: str, ranges: tuple[tuple[int, int], ...]) -> bool:
+    return any(lo <= ord(ch) <= hi for lo, hi in ranges)
+
+
+def _is_latin(ch: str) -> bool:
+    return unicodedata.name(ch, "").startswith("LATIN ") or _in(ch, _LATIN_UNNAMED)
+
+
+def _latin_or_greek(ch: str) -> bool:
+    return (_is_latin(ch) or _in(ch, _GREEK_UNNAMED)
+            or (unicodedata.name(ch, "").startswith("GREEK ") and ch != "\u0374"))
+
+
+def _is_word_char(ch: str) -> bool:
+    if ch.isascii():
+        return ch.isalnum()
+    return unicodedata.category(ch)[0] in "LMN" and not _is_latin(ch)
+
+
+def _drops_marks(base: str | None) -> bool:
+    return (base is None or base.isascii() or unicodedata.category(base)[0] not in "LN"
+            or _latin_or_greek(base))
+
+
+def fold_marks(text: str) -> str:
+    """NFKD, marks dropped after Latin and Greek letters (and non-letters), recomposed (NFC)."""
+    if text.isascii():
+        return text
+    out: list[str] = []
+    base: str | None = None
+    for ch in unicodedata.normalize("NFKD", text):
+        if unicodedata.category(ch)[0] == "M":
+            if not _drops_marks(base):
+                out.append(ch)
+            continue
+        base = ch
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
 
 
 def normalize_name(name: str) -> str:
     """Normalize one surface form to its UPPER_SNAKE key."""
-    folded = unicodedata.normalize("NFKD", name)
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    folded = fold_marks(name)
     folded = re.sub(_LEADING_ARTICLE, "", folded.strip(), flags=re.IGNORECASE)
     folded = re.sub(_POSSESSIVE, "", folded)
-    return re.sub(_NON_WORD, "_", folded).strip("_").upper()
+    return word_separated(folded).upper()
+
+
+def word_separated(text: str) -> str:
+    """Each run of non-word characters (:data:`NON_WORD`) as one "_", none at the ends."""
+    if text.isascii():
+        return re.sub(r"[^0-9A-Za-z]+", "_", text).strip("_")
+    snake = "".join(ch if _is_word_char(ch) else "_" for ch in text)
+    return re.sub("_+", "_", snake).strip("_")
+
+
+def fold_marks_expr(expr: pl.Expr) -> pl.Expr:
+    """:func:`fold_marks`, vectorized for Polars."""
+    return (expr.str.normalize("NFKD").str.replace_all(rf"(^|{_MARK_DROPPING_BASE})\p{{M}}+", "${1}")
+            .str.normalize("NFC"))
 
 
 def normalize_name_expr(expr: pl.Expr) -> pl.Expr:
     """The same rule as :func:`normalize_name`, vectorized for Polars."""
     return (
-        expr.str.normalize("NFKD")
-        .str.replace_all(r"\p{M}", "")
+        fold_marks_expr(expr)
         .str.strip_chars()
         .str.replace(r"(?i)" + _LEADING_ARTICLE, "")
         .str.replace_all(_POSSESSIVE, "")
-        .str.replace_all(_NON_WORD, "_")
+        .str.replace_all(NON_WORD, "_")
         .str.strip_chars("_")
         .str.to_uppercase()
     )

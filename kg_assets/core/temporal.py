@@ -68,7 +68,7 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.core.linking import apply_redirects
 from kg_assets.core.linking.values import value_classes
-from kg_assets.core.normalize import stable_hash
+from kg_assets.core.normalize import NON_WORD, fold_marks_expr, stable_hash
 
 DEFAULT_CONFIDENCE = 0.8
 _CONF_UNITS = 1_000_000  # same-time totals are summed as integers: order-independent
@@ -79,12 +79,11 @@ _KEY = ["entity_id", "attr_key"]
 def normalize_key_expr(expr: pl.Expr) -> pl.Expr:
     """snake_case key, vectorized twin of `core.extraction.sanitize.attr_key` ("HQ-location" -> hq_location)."""
     return (
-        expr.str.normalize("NFKD")
-        .str.replace_all(r"\p{M}", "")
+        fold_marks_expr(expr)
         .str.strip_chars()
         .str.replace_all(r"([a-z0-9])([A-Z])", "${1}_${2}")
         .str.to_lowercase()
-        .str.replace_all(r"[^0-9a-z]+", "_")
+        .str.replace_all(NON_WORD, "_")
         .str.strip_chars("_")
     )
 

@@ -59,6 +59,14 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     per_day = per_day_counts(days, status, chunks_extracted=(~pl.col("reused")).sum(), chunks_reused=pl.col("reused").sum(),
                              chunks_failed=(pl.col("status") != "ok").sum(),
                              chunks_without_entities=(pl.col("mention_count") == 0).sum())
+    # A document with text whose chunks all came back without error and without a mention: a warning.
+    empty = (status.group_by("document_id", "arrival_day")
+             .agg(mentions=pl.col("mention_count").sum(), ok=(pl.col("status") == "ok").all())
+             .filter((pl.col("mentions") == 0) & pl.col("ok")).sort("document_id"))
+    for document_id in empty["document_id"].head(20):
+        context.log.warning(f"document {document_id}: it has text but no entity was extracted from it")
+    empty_per_day = per_day_counts(days, empty, documents_without_entities=pl.len())
+    per_day = {day: {**per_day[day], **empty_per_day[day]} for day in days}
     spend = spend_per_day(days, result.calls.join(in_scope, on="document_id"))
     rows = {t: per_day_counts(days, frames[t].join(in_scope, on="document_id"), rows=pl.len()) for t in PARTITION_TABLES}
     for table in PARTITION_TABLES:
@@ -69,6 +77,8 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
                "local_relations": sample_rows(wh, "local_relations", ["source_name", "relation_type", "target_name", "document_id"])}
     for table in (*PARTITION_TABLES, "llm_calls"):
         sample = {"sample": samples[table]} if table in samples else {}
+        if table == "entity_mentions":
+            sample["no_entity_documents"] = dg.MetadataValue.json(empty["document_id"].head(100).to_list())
         yield dg.MaterializeResult(asset_key=table, metadata={**engine_metadata, **sample,
                                                               "dagster/row_count": wh.row_count(table)})
 

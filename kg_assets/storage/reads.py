@@ -162,6 +162,13 @@ class WarehouseReads:
                               JOIN {SCHEMA}.chunks c USING (chunk_id)
                               WHERE e.status <> 'ok' ORDER BY e.document_id, c.chunk_index""")
 
+    def documents_without_entities(self) -> pl.DataFrame:
+        """document_id and chunks of current documents with text whose every chunk was extracted without
+        error and gave no mention: nothing could be read from them (e.g. a script the extractor cannot read)."""
+        return self._read(f"""SELECT e.document_id, count(*) AS chunks FROM {SCHEMA}.chunk_extractions e
+                              JOIN {SCHEMA}.documents d ON d.document_id = e.document_id AND d.valid_until IS NULL
+                              GROUP BY 1 HAVING bool_and(e.status = 'ok') AND sum(e.mention_count) = 0 ORDER BY 1""")
+
     def extracted_entity_ids(self, entity_ids: Sequence[str]) -> set[str]:
         """The given ids that some mention carries."""
         found = self._read(f"SELECT DISTINCT entity_id FROM {SCHEMA}.entity_mentions WHERE entity_id IN (SELECT unnest($ids))",

@@ -18,7 +18,7 @@ from typing import Literal
 from kg_assets.core.extraction.records import Attribute, Entity, ParsedOutput, Relation
 from kg_assets.core.extraction.rows import MentionRecord, ObservationRecord, RelationRecord
 from kg_assets.core.extraction.tuple_format import unquote
-from kg_assets.core.normalize import normalize_name
+from kg_assets.core.normalize import fold_marks, normalize_name, word_separated
 
 MAX_CHUNK_DESCRIPTION_CHARS = 500  # one chunk's descriptions of an entity or relation, joined up to this length
 MAX_KEYWORDS = 8
@@ -76,10 +76,10 @@ def _fold(s: str) -> str:
 
 
 def attr_key(key: str) -> str:
-    """snake_case attribute key: "Founded Year" -> founded_year, "HQ-location" -> hq_location."""
-    k = _fold(key).strip()
+    """snake_case attribute key: "Founded Year" -> founded_year, "HQ-location" -> hq_location, "国籍" -> 国籍."""
+    k = fold_marks(key).strip()
     k = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", k)  # camelCase
-    return _SNAKE_RE.sub("_", k.lower()).strip("_")
+    return word_separated(k.lower())  # any script's letters ("国籍"), as normalize_name keeps them
 
 
 def relation_type_from_keywords(keywords: str | None) -> str:

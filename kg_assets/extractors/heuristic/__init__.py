@@ -18,7 +18,8 @@ Known limits
     case headings produce spurious spans; ``Chen of Northwind`` stays one span; plural nouns ending in -s
     are not read as verbs unless their base form is in the verb list; irregular verbs outside the list
     give RELATED_TO; relation direction ignores passive voice (``acquired by`` keeps the textual order
-    but says so in its type); non-Latin names are dropped (the shared normalisation is ASCII).
+    but says so in its type); names in scripts without case (Chinese, Arabic) are not found, and an
+    inflected Cyrillic name is its own mention (``Москве`` is not ``Москва``).
     Attributes: only the listed cues; an acronym is a different value from its full name unless the chunk
     defines it (``QDL`` vs ``Quantum Dynamics Lab``); pronoun subjects (``She moved to Lisbon``) and
     sentence-initial single names without support give nothing; a name broken over a line (PDF text,

@@ -11,7 +11,9 @@ Mentions
     Function words and sentence openers (``The``, ``A``, ``In``, ``This``,
     ``However``, ``He``, ``They`` ...) and weekday names never belong to a span, so a leading ``The`` is
     stripped; spans made only of month names (``March``, ``May 2024``), one-character spans and spans
-    whose name normalises to nothing (non-Latin scripts) are dropped. A possessive ``'s`` ends a span and
+    whose name normalises to nothing are dropped. Capitalised words of the other cased scripts start
+    spans too (Greek, Cyrillic: ``Владимир Иванов``, ``Яндекс``); scripts without case (Chinese, Arabic)
+    have no capitals to find, so the heuristic finds no names in them. A possessive ``'s`` ends a span and
     is not part of the name. ``char_start``/``char_end`` index the chunk text: ``text[s:e] == name``.
 
 Types (first rule that fires; confidence in brackets)
@@ -83,16 +85,18 @@ CONF_FALLBACK = 0.4
 STRONG = 0.7  # a type this sure is not overridden by context in the chunk
 
 _SP = "[ \t\u00a0]"
+# Capitals that start a name: the lexicon's Latin ones, and the other cased scripts' (Greek, Cyrillic).
+_UPPER = UPPER + "\u0386\u0388-\u038f\u0391-\u03ab\u0400-\u042f"
 _ABBR_DOT = (
     r"(?:Inc|Corp|Ltd|Co|Jr|Sr|Bros|St|Mt|Ft|Dr|Prof|Mr|Mrs|Ms|Mx|Gen|Sen|Rep|Rev|Capt|Lt|Col|Sgt"
     r"|Gov|Pres|Hon)\."
 )
 _CAPWORD = (
     rf"(?:{_ABBR_DOT}"
-    rf"|(?:[{UPPER}]\.){{2,}}"  # U.S., U.K., U.S.A.
-    rf"|[{UPPER}]\.(?={_SP}[{UPPER}])"  # middle initial: John F. Kennedy
-    rf"|[{UPPER}][\w'’]*(?:[&-][{UPPER}0-9][\w'’]*)*(?![\w&])"  # Sarah, DuckDB, Coca-Cola, AT&T, O'Brien
-    rf"|[a-z]{{1,3}}[{UPPER}][\w'’]*(?![\w&]))"  # iPhone, eBay, macOS
+    rf"|(?:[{_UPPER}]\.){{2,}}"  # U.S., U.K., U.S.A.
+    rf"|[{_UPPER}]\.(?={_SP}[{_UPPER}])"  # middle initial: John F. Kennedy
+    rf"|[{_UPPER}][\w'’]*(?:[&-][{_UPPER}0-9][\w'’]*)*(?![\w&])"  # Sarah, DuckDB, Coca-Cola, AT&T, O'Brien
+    rf"|[a-z]{{1,3}}[{_UPPER}][\w'’]*(?![\w&]))"  # iPhone, eBay, macOS
 )
 _CONN = r"(?:of|for|on|and|de|du|da|di|del|della|der|den|van|von|la|le|y|&)(?:[ \t](?:the|der|den|de|la))?"
 _SPAN_RE = re.compile(
