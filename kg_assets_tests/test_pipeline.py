@@ -154,6 +154,42 @@ def test_bad_documents_are_recorded_and_the_rest_of_the_run_goes_on(project, mon
     assert project.sql("SELECT count(*) AS n FROM kg.entity_mentions WHERE name = 'Grace Hopper'")["n"][0] == 1
 
 
+def test_bad_documents_by_content_fail_alone_and_a_rerun_retries_exactly_them(project, monkeypatch):
+    """An ordinary text file the tokenizer refused (one line of over a million characters without a sentence end:
+    bpe-openai raises 'Input too long to encode safely') made every document end with no chunks. Tokens are now
+    counted in windows; with the window set past the library's limit, that failure comes back and must stay with
+    its document: an error row naming the step, the others chunked, and a rerun that redoes exactly it."""
+    (project.inbox / "bad").mkdir()
+    long_line = "lorem ipsum dolor sit amet " * 40_000  # 1,080,000 characters, no punctuation, no newline
+    (project.inbox / "bad" / "endless.txt").write_text(long_line)
+    monkeypatch.setattr("kg_assets.core.tokens.WINDOW_CHARS", 2_000_000)
+    result = project.run_all()
+    assert result.success
+    docs = project.sql("SELECT document_id, status, error FROM kg.documents WHERE valid_until IS NULL")
+    errors = dict(docs.filter(pl.col("status") == "error").select("document_id", "error").iter_rows())
+    assert errors == {"bad/endless.txt": "chunks: ValueError: Input too long to encode safely"}
+    assert project.sql("SELECT count(DISTINCT document_id) AS n FROM kg.chunks")["n"][0] == 18
+    chunks_step = result.asset_materializations_for_node("chunks")[0].metadata
+    assert chunks_step["failed_documents"].value == 1 and "bad/endless.txt" in chunks_step["failures"].value
+    # the same bytes are not retried; new bytes are, and only they
+    (project.inbox / "bad" / "endless.txt").write_text("Grace Hopper joined the Harvard Computation Lab in Cambridge.")
+    plan = project.plan()
+    assert plan.changed == ("bad/endless.txt",) and not plan.new and not plan.stale
+    assert plan.documents == ("bad/endless.txt",)
+    assert project.run_plan(plan).success
+    fixed = project.sql("SELECT status FROM kg.documents WHERE document_id = 'bad/endless.txt' AND valid_until IS NULL")
+    assert fixed["status"].to_list() == ["ok"]
+    assert project.sql("SELECT count(DISTINCT document_id) AS n FROM kg.chunks")["n"][0] == 19
+    assert project.sql("SELECT count(*) AS n FROM kg.entity_mentions WHERE name = 'Grace Hopper'")["n"][0] == 1
+    # with the bounded windows, the endless line itself is chunked like any text
+    monkeypatch.undo()
+    (project.inbox / "bad" / "endless.txt").write_text(long_line)
+    assert project.run_plan(project.plan()).success
+    chunks = project.sql("SELECT count(*) AS n, max(token_count) AS most FROM kg.chunks WHERE document_id = 'bad/endless.txt'")
+    assert chunks["n"][0] > 100 and chunks["most"][0] <= 600
+    assert project.sql("SELECT count(*) AS n FROM kg.documents WHERE status = 'error' AND valid_until IS NULL")["n"][0] == 0
+
+
 @both_backends
 def test_the_employer_change_in_the_sample_corpus_becomes_attribute_history(built):
     project = built

@@ -23,6 +23,7 @@ from kg_assets.core.files.html_text import html_to_text
 from kg_assets.core.files.inbox import entry_hash, resolve_key, source_type_of
 from kg_assets.core.files.pdf_text import pdf_to_text
 from kg_assets.core.files.plain_text import plain_text_outline
+from kg_assets.core.isolation import DocumentFailure
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 _DATE_LINE = re.compile(r"^\s*(?:\*\*)?(?:date|published|updated)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(\d{4}-\d{2}-\d{2})", re.I | re.M)
@@ -149,6 +150,8 @@ def read_document(inbox: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES,
         row.update(status="error", error=str(exc))
     except OSError as exc:
         row.update(status="error", error=f"cannot read file: {exc.strerror or exc}")
+    except Exception as exc:  # noqa: BLE001 - a reader's (or figure reader's) bug on this content: its error row
+        row.update(status="error", error=DocumentFailure.of(key, "documents", exc).error)
     return row
 
 

@@ -7,9 +7,14 @@ redone chunk whose requests already succeeded costs nothing. No DuckDB connectio
 extractor works: read, extract, then write everything in one transaction.
 """
 
+from dataclasses import fields
+from datetime import UTC, datetime
+
 import dagster as dg
 import polars as pl
 
+from kg_assets.core import schemas
+from kg_assets.core.isolation import DocumentFailure, isolate_batch
 from kg_assets.defs.llm_calls import export_calls, spend_per_day
 from kg_assets.defs.partitions import RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts
 from kg_assets.defs.pools import Pools
@@ -19,6 +24,28 @@ from kg_assets.defs.tables import table_spec
 from kg_assets.extractors.base import ExtractionResult
 
 PARTITION_TABLES = ("entity_mentions", "local_relations", "attribute_observations", "chunk_extractions")
+
+
+def _extract_isolated(engine, todo: pl.DataFrame) -> tuple[ExtractionResult, list[DocumentFailure]]:
+    """The extractor on every chunk at once; when it raises, per document (`core.isolation`): a document whose
+    chunks make it raise gets an 'error' row per chunk in chunk_extractions, naming the step, so the run
+    summary lists them and the next run redoes exactly those chunks, like any failed chunk."""
+    if not todo.height:
+        return ExtractionResult.empty(), []
+    results, failures = isolate_batch("extraction", todo, engine.extract)
+    failed_ids = [f.document_id for f in failures]
+    errors = {f.document_id: f.error for f in failures}
+    failed_chunks = todo.filter(pl.col("document_id").is_in(failed_ids)).select(
+        "chunk_id", "document_id", pl.col("content_hash").alias("chunk_hash"),
+        pl.col("document_id").replace_strict(errors, return_dtype=pl.String).alias("error"),
+    ).with_columns(extractor=pl.lit(engine.name), extractor_version=pl.lit(engine.version), status=pl.lit("error"),
+                   mention_count=pl.lit(0), relation_count=pl.lit(0), attribute_count=pl.lit(0), passes=pl.lit(0),
+                   bad_lines=pl.lit(0), complete=pl.lit(False), extracted_at=pl.lit(datetime.now(UTC)))
+    combined = {f.name: pl.concat([getattr(r, f.name) for r in results], how="vertical_relaxed") if results
+                else getattr(ExtractionResult.empty(), f.name) for f in fields(ExtractionResult)}
+    combined["chunk_status"] = pl.concat([schemas.conform(combined["chunk_status"], schemas.CHUNK_EXTRACTIONS),
+                                          schemas.conform(failed_chunks, schemas.CHUNK_EXTRACTIONS)])
+    return ExtractionResult(**combined), failures
 
 
 def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource,
@@ -38,7 +65,9 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
         f"extracting {todo.height:,} of {chunks.height:,} chunks with the {extractor.describe(engine)}; "
         f"{reusable.height:,} reused"
     )
-    result = engine.extract(todo) if todo.height else ExtractionResult.empty()
+    result, failures = _extract_isolated(engine, todo)
+    for failure in failures[:20]:
+        context.log.warning(f"document {failure.document_id} failed in step {failure.step}: {failure.error}")
     new = {
         "entity_mentions": result.mentions,
         "local_relations": result.relations,
@@ -53,7 +82,8 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     failed = result.chunk_status.filter(pl.col("status") != "ok")
     for chunk_id, error in failed.select("chunk_id", "error").head(20).iter_rows():
         context.log.warning(f"chunk {chunk_id}: {error}")
-    engine_metadata = {"extractor": engine.name, "extractor_version": engine.version, "engine": extractor.describe(engine)}
+    engine_metadata = {"extractor": engine.name, "extractor_version": engine.version, "engine": extractor.describe(engine),
+                       "failed_documents": len(failures)}
     status = frames["chunk_extractions"].with_columns(
         reused=pl.col("chunk_id").is_in(reusable["chunk_id"].implode())).join(in_scope, on="document_id")
     per_day = per_day_counts(days, status, chunks_extracted=(~pl.col("reused")).sum(), chunks_reused=pl.col("reused").sum(),

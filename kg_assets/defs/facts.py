@@ -5,6 +5,7 @@ Nothing a user wrote goes into metadata or logs: only ids and counts, so `kg fac
 of it in the Dagster instance either.
 """
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
@@ -13,11 +14,13 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.core.documents import read_chat_messages
 from kg_assets.core.facts.memory import rebuild_memory
-from kg_assets.core.facts.pipeline import learn_facts
+from kg_assets.core.facts.pipeline import LearnedFacts, learn_facts
 from kg_assets.core.facts.users import build_chat_users
 from kg_assets.core.files import DocumentError
+from kg_assets.core.isolation import DocumentFailure, isolate, isolate_batch
 from kg_assets.defs.llm_calls import export_calls, spend_per_day
-from kg_assets.defs.partitions import RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts
+from kg_assets.defs.partitions import (RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts,
+                                     record_failures)
 from kg_assets.defs.pools import Pools
 from kg_assets.defs.resources import ExtractorResource, FactResource, IngestResource, WarehouseResource
 from kg_assets.defs.tables import table_asset, table_spec
@@ -27,6 +30,26 @@ from kg_assets.storage.facts import FactStore
 def _counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
     counts = frame.group_by(column).len().sort(column)
     return {str(k): int(v) for k, v in counts.iter_rows()}
+
+
+def _learn_isolated(messages: pl.DataFrame, engine, **options) -> tuple[LearnedFacts, list[DocumentFailure]]:
+    """learn_facts on every message at once; when it raises, per chat (`core.isolation`): each message of a
+    chat that makes it raise gets outcome 'error' with the step's error, so the next run asks it again."""
+    results, failures = isolate_batch("message_facts", messages, lambda frame: learn_facts(frame, engine, **options))
+    errors = {f.document_id: f.error for f in failures}
+    failed = messages.filter(pl.col("document_id").is_in(list(errors))).select(
+        "document_id", "message_id", "user_id",
+        pl.col("document_id").replace_strict(errors, return_dtype=pl.String).alias("reason"),
+    ).with_columns(outcome=pl.lit("error"), fact_count=pl.lit(0), extractor=pl.lit(engine.name),
+                   extractor_version=pl.lit(engine.version), extracted_at=pl.lit(datetime.now(UTC)))
+    if len(results) == 1 and not failures:
+        return results[0], []
+    return LearnedFacts(
+        pl.concat([r.facts for r in results], how="vertical_relaxed") if results else schemas.empty(schemas.USER_FACTS),
+        pl.concat([*(r.extractions for r in results), schemas.conform(failed, schemas.FACT_EXTRACTIONS)], how="vertical_relaxed"),
+        pl.concat([r.message_facts for r in results], how="vertical_relaxed") if results else schemas.empty(schemas.FACT_INPUTS),
+        sum(r.llm_calls for r in results), sum(r.prompt_tokens for r in results), sum(r.completion_tokens for r in results),
+    ), failures
 
 
 def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, settings: IngestResource,
@@ -39,13 +62,17 @@ def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, se
     keys = in_scope["document_id"].to_list()
     chats = wh.read_partitions("documents", keys).filter((pl.col("source_type") == "chat") & (pl.col("status") == "ok"))
     forgotten = store.forgotten_user_ids()
-    frames, failed = [], []
-    for document_id, content_hash in chats.select("document_id", "content_hash").iter_rows():
+    def read(chat: tuple[str, str]) -> pl.DataFrame | None:
         try:
-            frames.append(read_chat_messages(Path(settings.inbox_dir), document_id, content_hash, forgotten))
-        except (DocumentError, OSError) as exc:
-            failed.append(document_id)  # its current rows stay until a run reads the file and its text together
-            context.log.warning(f"chat {document_id}: {exc}")
+            return read_chat_messages(Path(settings.inbox_dir), *chat, forgotten)
+        except (DocumentError, OSError) as exc:  # the file changed since the documents step: not its content's fault
+            context.log.warning(f"chat {chat[0]}: {exc}")
+            return None  # its current rows stay until a run reads the file and its text together
+
+    read_chats, failures = isolate("messages", ((d, (d, h)) for d, h in chats.select("document_id", "content_hash").iter_rows()), read)
+    frames = [f for f in read_chats.values() if f is not None]
+    failed = [d for d, f in read_chats.items() if f is None]
+    errors = record_failures(context, wh, failures)  # a chat whose content made the reader raise: an error row
     frame = pl.concat(frames) if frames else schemas.empty(schemas.MESSAGES)
     stats = store.write_messages(frame, [k for k in keys if k not in failed])
     context.log.info(f"{frame.height:,} messages from {len(frames):,} chat logs; {stats['closed']:,} versions closed")
@@ -58,6 +85,7 @@ def messages(context: dg.AssetExecutionContext, warehouse: WarehouseResource, se
         "users": frame["user_id"].n_unique(),
         "versions_closed": stats["closed"],
         "chat_documents_failed": len(failed),
+        **errors,
         "forgotten_users_left_out": len(forgotten),
     })
 
@@ -75,8 +103,11 @@ def message_facts(
     engine = extractor.build_fact_extractor(run_id=context.run_id)
     context.log.info(f"learning facts from {current.height:,} messages with the {extractor.describe(engine)} "
                      f"(enabled={facts.enabled}, rate={facts.rate})")
-    learned = learn_facts(current, engine, enabled=facts.enabled, rate=facts.rate, known=store.known_facts(keys),
-                          previous=previous)
+    learned, failures = _learn_isolated(current, engine, enabled=facts.enabled, rate=facts.rate,
+                                        known=store.known_facts(keys), previous=previous)
+    for failure in failures[:20]:
+        context.log.warning(f"chat {failure.document_id} failed in step {failure.step}; its messages are asked again "
+                            "on the next run")
     wh.replace_partitions({"fact_extractions": learned.extractions, "message_facts": learned.message_facts}, keys)
     if extractor.uses_llm:
         export_calls(wh, extractor.cache_path)
@@ -108,6 +139,7 @@ def message_facts(
         "skipped_by_rate": outcomes.get("not_sampled", 0),
         "skipped_not_extractable": outcomes.get("not_extractable", 0),
         "messages_failed": outcomes.get("error", 0),
+        "failed_documents": len(failures),
         "facts_by_type": dg.MetadataValue.json(_counts(learned.message_facts, "fact_type")),
         "extractor": engine.name,
         "extractor_version": engine.version,

@@ -6,11 +6,13 @@ import dagster as dg
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.chunking import CHUNKER_VERSION, chunk_documents
+from kg_assets.core.chunking import CHUNKER_VERSION, chunk_document, chunks_frame, documents_to_chunk
 from kg_assets.core.documents import read_document
 from kg_assets.core.files.inbox import scan_present_inbox
+from kg_assets.core.isolation import isolate
 from kg_assets.core.planning import documents_to_read
-from kg_assets.defs.partitions import RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts
+from kg_assets.defs.partitions import (RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts,
+                                     record_failures)
 from kg_assets.defs.pools import Pools
 from kg_assets.defs.previews import sample_rows
 from kg_assets.defs.resources import ExtractorResource, IngestResource, WarehouseResource
@@ -76,14 +78,17 @@ def chunks(
     in_scope = documents_in_scope(wh, days, scope)
     ids = in_scope["document_id"].to_list()
     docs = wh.read_partitions("documents", ids)
-    frame = chunk_documents(docs, settings.chunking())
-    wh.replace_partitions({"chunks": frame}, ids)
-    context.log.info(f"{frame.height:,} chunks from {docs.height:,} documents")
+    config = settings.chunking()
+    chunked, failures = isolate("chunks", documents_to_chunk(docs), lambda doc: chunk_document(*doc, config))
+    frame = chunks_frame([row for rows in chunked.values() for row in rows])
+    wh.replace_partitions({"chunks": frame}, ids)  # a failed document keeps no chunks
+    failed = record_failures(context, wh, failures)
+    context.log.info(f"{frame.height:,} chunks from {len(chunked):,} documents; {len(failures):,} failed")
     add_partition_metadata(context, per_day_counts(
         days, frame.join(in_scope, on="document_id"),
         chunks=pl.len(), documents=pl.col("document_id").n_unique(), tokens=pl.col("token_count").sum()))
     return dg.MaterializeResult(
-        metadata={"dagster/row_count": wh.row_count("chunks"), "chunker_version": CHUNKER_VERSION,
+        metadata={"dagster/row_count": wh.row_count("chunks"), "chunker_version": CHUNKER_VERSION, **failed,
                   "sample": sample_rows(wh, "chunks", ["document_id", "chunk_index", "section_path", "token_count", "text"])}
     )
 

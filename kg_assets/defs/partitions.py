@@ -15,6 +15,8 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
+from kg_assets.core.isolation import DocumentFailure, failures_frame
+from kg_assets.defs.tables import markdown_table
 from kg_assets.storage.warehouse import Warehouse
 
 arrival_days = dg.DynamicPartitionsDefinition(name="arrival_days")
@@ -91,3 +93,14 @@ def partition_range(days: Sequence[str], ordered_keys: Sequence[str]) -> tuple[s
 
 def range_tags(first: str, last: str) -> dict[str, str]:
     return {RANGE_START_TAG: first, RANGE_END_TAG: last}
+
+
+def record_failures(context: dg.AssetExecutionContext, warehouse: Warehouse, failures: list[DocumentFailure]) -> dict:
+    """What a per-document step does with the documents whose content made it raise (`core.isolation`):
+    their documents rows become error rows naming the step, the log says so, and the returned entries go into
+    the step's metadata (how many, and which with what error)."""
+    frame = failures_frame(failures)
+    warehouse.fail_documents(frame)
+    for failure in failures[:50]:
+        context.log.warning(f"document {failure.document_id} failed in step {failure.step}: {failure.error}")
+    return {"failed_documents": len(failures), "failures": markdown_table(frame.head(50))}

@@ -319,6 +319,22 @@ class Warehouse(WarehouseReads):
                 con.unregister("_signatures")
         self.write(body)
 
+    def fail_documents(self, failures: pl.DataFrame) -> None:
+        """Mark documents whose content made a later step raise (document_id, error): their current row gets
+        status 'error' and the error ("<step>: <exception>"), so every later step leaves them out and the run
+        summary lists them. Reading the file again (when it changes) gives a new row."""
+        if failures.height == 0:
+            return
+
+        def body(con) -> None:
+            con.register("_failed", failures.select("document_id", "error"))
+            try:
+                con.execute(f"""UPDATE {SCHEMA}.documents d SET status = 'error', error = f.error FROM _failed f
+                                WHERE d.document_id = f.document_id AND d.valid_until IS NULL""")
+            finally:
+                con.unregister("_failed")
+        self.write(body)
+
     def retire_documents(self, document_ids: Sequence[str]) -> list[str]:
         """Remove every partitioned row of documents whose file is gone; close their documents row as 'deleted'."""
         ids = list(document_ids)
