@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
+import hypothesis
 import polars as pl
 import psycopg2
 import pytest
@@ -30,6 +31,12 @@ from kg_assets.testing.postgres import pg_admin
 CORE_ASSETS = (*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS)
 SAMPLE_INBOX = Path(__file__).resolve().parents[1] / "data" / "inbox"
 PG = "host=127.0.0.1 port=5432 user=postgres"
+
+# Property tests draw the same examples on every run (a failure in CI is a failure on a laptop too); set
+# HYPOTHESIS_PROFILE=explore to draw new ones.
+hypothesis.settings.register_profile("kg", derandomize=True, database=None, print_blob=True)
+hypothesis.settings.register_profile("explore", database=None, print_blob=True)
+hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kg"))
 
 # Fixtures that give a test a DuckLake: such a test, like every `ducklake` case of `backend`, is marked `lake`.
 LAKE_FIXTURES = {"lake_catalog", "built_lake", "lake"}
