@@ -57,13 +57,13 @@ case "${1:-}" in
     setup
     shift
     # Workers in parallel (pytest-xdist; KG_TEST_WORKERS=0 runs in this process), the slowest tests listed.
-    python -m pytest -n "${KG_TEST_WORKERS:-3}" --durations=15 "$@"
+    python -m pytest -n "${KG_TEST_WORKERS:-3}" --dist worksteal --durations=15 "$@"
     ;;
   coverage)
     setup
     shift
     rm -rf .coverage && mkdir -p .coverage
-    python -m pytest -n "${KG_TEST_WORKERS:-3}" --cov --cov-report=term --cov-report=html:.coverage/html "$@"
+    python -m pytest -n "${KG_TEST_WORKERS:-3}" --dist worksteal --cov --cov-report=term --cov-report=html:.coverage/html "$@"
     ;;
   ui)
     setup
