@@ -1,0 +1,27 @@
+"""Issue 20: one entity per real thing, whatever type an extractor guessed (name-rules-5)."""
+
+from kg_assets_tests.test_linking import L, O, P, X, clusters, mentions, same
+
+
+def test_one_name_typed_several_ways_is_one_entity():
+    # the extractor guesses a different type per sentence: "Rwanda" the place, the organization, untyped
+    c = clusters(mentions(("d1", "Rwanda", L), ("d1", "Rwanda", L), ("d1", "Rwanda", X), ("d2", "Rwanda", O),
+                          ("d2", "Rwanda", L), ("d2", "Rwanda", L), ("d3", "DW", X), ("d3", "DW", L)))
+    assert same(c, ("Rwanda", L), ("Rwanda", X))  # untyped inside the document: a real type beats OTHER
+    assert same(c, ("DW", X), ("DW", L))
+    # one ORGANIZATION reading inside a LOCATION document is a distinction (a government), kept apart
+    assert not same(c, ("Rwanda", L), ("Rwanda", O))
+
+
+def test_a_surname_typed_as_a_place_next_to_the_full_name_joins_the_person():
+    c = clusters(mentions(("d1", "Paul Kagame", P), ("d1", "Kagame", L), ("d1", "Kagame", L),
+                          ("d2", "Paul Kagame", P), ("d2", "Kagame", X)))
+    assert same(c, ("Kagame", L), ("Paul Kagame", P))
+    assert same(c, ("Kagame", X), ("Paul Kagame", P))
+
+
+def test_homonyms_stay_apart_on_evidence():
+    # Jordan the place in its documents, Jordan the person next to "Michael Jordan" in another
+    c = clusters(mentions(("d1", "Jordan", L), ("d2", "Jordan", L), ("d3", "Michael Jordan", P), ("d3", "Jordan", P)))
+    assert not same(c, ("Jordan", L), ("Jordan", P))
+    assert same(c, ("Jordan", P), ("Michael Jordan", P))
