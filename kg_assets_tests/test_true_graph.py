@@ -25,3 +25,13 @@ def test_homonyms_stay_apart_on_evidence():
     c = clusters(mentions(("d1", "Jordan", L), ("d2", "Jordan", L), ("d3", "Michael Jordan", P), ("d3", "Jordan", P)))
     assert not same(c, ("Jordan", L), ("Jordan", P))
     assert same(c, ("Jordan", P), ("Michael Jordan", P))
+
+
+def test_an_untyped_full_name_whose_surname_stands_alone_next_to_it_is_the_person():
+    # "Jordan Reyes" typed PERSON once, untyped in most documents, where "Reyes" (untyped too) stands alone
+    c = clusters(mentions(("d1", "Jordan Reyes", P), ("d1", "Jordan Reyes", X), ("d2", "Jordan Reyes", X),
+                          ("d2", "Reyes", X), ("d3", "Jordan Reyes", X)))
+    assert same(c, ("Jordan Reyes", X), ("Jordan Reyes", P))
+    # a title that names a character has no surname alone: "Doctor Who" the show stays apart
+    c = clusters(mentions(("d1", "Doctor Who", X), ("d1", "Doctor Who", P), ("d2", "Doctor Who", X)))
+    assert not same(c, ("Doctor Who", X), ("Doctor Who", P))

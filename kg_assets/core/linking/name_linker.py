@@ -125,17 +125,29 @@ def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.Dat
     types the name a place. A two-type name inside one document is otherwise a distinction ("Doctor Who"
     the show next to "Doctor Who" the character), so the PERSON reading needs the corpus's own evidence
     that the name is a person's: its surname written alone and typed PERSON in a document of the PERSON
-    entity ("Webb said"), which no title of a show or product has. `doc` is the first shared document of
+    entity ("Webb said"), or written alone next to the untyped name itself, which no title of a show or
+    product has. `doc` is the first shared document of
     the two ids (same-document evidence), or null when they never meet (evidence across documents)."""
     people = keyed.filter((pl.col("entity_type") == "PERSON") & ~pl.col("is_acronym"))
     full = people.filter(pl.col("key").str.contains(" ")).with_columns(
         pl.col("key").str.extract(r"(\S+)$").alias("surname"))
     surname_docs = (people.select(pl.col("key").alias("surname"), "idx").join(node_docs, on="idx")
                     .select("surname", "doc").unique())
-    confirmed = (full.join(node_docs, on="idx").join(surname_docs, on=["surname", "doc"], how="semi")
-                 .group_by("key").agg(pl.col("idx").min().alias("target")))
-    other = keyed.filter((pl.col("entity_type") == OTHER) & pl.col("first_cap") & ~pl.col("is_acronym")
-                         & pl.col("key").str.contains(" ")).select("idx", "key").join(confirmed, on="key")
+    untyped = keyed.filter((pl.col("entity_type") == OTHER) & pl.col("first_cap") & ~pl.col("is_acronym")
+                           & pl.col("key").str.contains(" "))
+    # ... or the surname written alone, whatever its type, next to the untyped full name itself ("Reyes"
+    # beside "Jordan Reyes"), when the full name starts with a given name (`resolved_types`)
+    lone = (keyed.filter(pl.col("first_cap") & ~pl.col("is_acronym") & ~pl.col("key").str.contains(" "))
+            .select(pl.col("key").alias("surname"), "idx").join(node_docs, on="idx").select("surname", "doc").unique())
+    named = (full.filter(~pl.col("key").str.contains(ORDINAL_FIRST)
+                         & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}")).select("key", "surname").unique()
+             .join(untyped.select("idx", "key"), on="key").join(node_docs, on="idx")
+             .join(lone, on=["surname", "doc"], how="semi").select("key").unique())
+    confirmed = pl.concat([
+        full.join(node_docs, on="idx").join(surname_docs, on=["surname", "doc"], how="semi").select("key"),
+        named,
+    ]).unique().join(full.select("key", "idx"), on="key").group_by("key").agg(pl.col("idx").min().alias("target"))
+    other = untyped.select("idx", "key").join(confirmed, on="key")
     shared = (other.join(node_docs, on="idx")
               .join(node_docs.rename({"idx": "target"}), on=["target", "doc"], how="semi")
               .group_by("idx").agg(pl.col("doc").min()))
