@@ -35,3 +35,14 @@ def test_an_untyped_full_name_whose_surname_stands_alone_next_to_it_is_the_perso
     # a title that names a character has no surname alone: "Doctor Who" the show stays apart
     c = clusters(mentions(("d1", "Doctor Who", X), ("d1", "Doctor Who", P), ("d2", "Doctor Who", X)))
     assert not same(c, ("Doctor Who", X), ("Doctor Who", P))
+
+
+def test_nationality_and_religion_words_make_no_entity():
+    from kg_assets.core.extraction.rows import ChunkRecords, MentionRecord, RelationRecord, build_rows
+    names = [("Syrian", "OTHER"), ("Germans", "ORGANIZATION"), ("Muslim", "OTHER"), ("the Dutch", "OTHER"),
+             ("Sri Lankans", "OTHER"), ("Syria", "LOCATION"), ("Angela Merkel", "PERSON")]
+    chunk = ChunkRecords("c1", "d1", mentions=[MentionRecord(n, t) for n, t in names],
+                         relations=[RelationRecord(0, 5, "related_to"), RelationRecord(6, 5, "visited")])
+    rows = build_rows([chunk], extractor="test", extractor_version="t")
+    assert sorted(rows.mentions["name"].to_list()) == ["Angela Merkel", "Syria"]
+    assert rows.relations["relation_type"].to_list() == ["visited"]

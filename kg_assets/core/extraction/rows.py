@@ -12,7 +12,9 @@ the chunk went. :func:`build_rows` turns a batch of them into frames, with one i
     carries its document (``id_scope_expr``), so it is one entity per document, not per corpus, unless
     its chunk writes the same name with capitals (:func:`with_mention_entity_ids`, which ``kg eval
     linking`` uses too, with the document as the unit). A mention whose name
-    normalizes to nothing makes no row, and neither does a relation or observation that points at it.
+    normalizes to nothing, or is a nationality, regional or religious adjective or demonym ("Syrian",
+    "Germans", "Muslim": :mod:`kg_assets.core.extraction.demonyms`), makes no row, and neither does a
+    relation or observation that points at it.
 ``mention_id``
     ``"mention_" + stable_hash(chunk_id, entity_id, char_start)``, with ``""`` for an unknown span: one
     row per entity and position in a chunk. A repeat (the same entity at the same position, or again
@@ -38,6 +40,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from kg_assets.core import schemas
+from kg_assets.core.extraction.demonyms import is_demonym
 from kg_assets.core.normalize import id_scope_expr, is_description_expr, normalize_name_expr, stable_hash, with_entity_ids
 
 
@@ -139,7 +142,8 @@ def _entity_ids(chunks: Sequence[ChunkRecords]) -> dict[tuple[str, str, str], tu
         list(rows), schema={"entity_type": pl.String, "name": pl.String, "document_id": pl.String,
                             "chunk_id": pl.String}, orient="row"), unit="chunk_id")
     ids = frame.select("entity_type", "name", "chunk_id", "normalized_name", "entity_id").iter_rows()
-    return {(t, n, c): (norm, eid) for t, n, c, norm, eid in ids}
+    # a nationality or religion word ("Syrian", "Germans", "Muslim") is no entity: it makes no row
+    return {(t, n, c): ("" if is_demonym(n) else norm, eid) for t, n, c, norm, eid in ids}
 
 
 def _confidence_rank(value: float | None) -> float:

@@ -28,8 +28,9 @@ class HeuristicExtractor:
     # 4: chat speakers and first-person pronouns, pronoun contractions are no names, acronyms in
     # parentheses take the type of the span whose initials they are. A PDF figure's chunk (kind 'figure')
     # also gives a FIGURE node: text chunks' rows are as before, so the version stays; 5: the row builder
-    # gives a lower-case description an id per document (rows made before are stale)
-    code_version = "heuristic-5"
+    # gives a lower-case description an id per document (rows made before are stale); 6: the row builder
+    # makes no row for a nationality or religion word ("Syrian", "Germans", "Muslim")
+    code_version = "heuristic-6"
 
     def __init__(
         self,
