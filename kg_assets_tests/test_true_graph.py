@@ -46,3 +46,18 @@ def test_nationality_and_religion_words_make_no_entity():
     rows = build_rows([chunk], extractor="test", extractor_version="t")
     assert sorted(rows.mentions["name"].to_list()) == ["Angela Merkel", "Syria"]
     assert rows.relations["relation_type"].to_list() == ["visited"]
+
+
+def test_people_not_their_titles_and_no_role_words():
+    from kg_assets.core.extraction.rows import ChunkRecords, MentionRecord, build_rows
+    text = "US President Barack Obama met Editor. Prime Minister said Rapper XXXTentacion sang; General Motors"
+    names = [("US President Barack Obama", "OTHER"), ("Editor", "OTHER"), ("Prime Minister", "LOCATION"),
+             ("Rapper XXXTentacion", "OTHER"), ("General Motors", "ORGANIZATION")]
+    mentions = [MentionRecord(n, t, char_start=text.index(n), char_end=text.index(n) + len(n)) for n, t in names]
+    rows = build_rows([ChunkRecords("c1", "d1", mentions=mentions)], extractor="test", extractor_version="t")
+    got = {(r["name"], r["entity_type"], text[r["char_start"]:r["char_end"]])
+           for r in rows.mentions.iter_rows(named=True)}
+    assert got == {("Barack Obama", "PERSON", "Barack Obama"), ("XXXTentacion", "PERSON", "XXXTentacion"),
+                   ("General Motors", "ORGANIZATION", "General Motors")}
+    roles = dict(rows.attributes.filter(rows.attributes["attr_key"] == "role").select("entity_name", "value").iter_rows())
+    assert roles == {"Barack Obama": "US President", "XXXTentacion": "Rapper"}

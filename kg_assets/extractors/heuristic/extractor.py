@@ -29,7 +29,8 @@ class HeuristicExtractor:
     # parentheses take the type of the span whose initials they are. A PDF figure's chunk (kind 'figure')
     # also gives a FIGURE node: text chunks' rows are as before, so the version stays; 5: the row builder
     # gives a lower-case description an id per document (rows made before are stale); 6: the row builder
-    # makes no row for a nationality or religion word ("Syrian", "Germans", "Muslim")
+    # makes no row for a nationality or religion word ("Syrian", "Germans", "Muslim") or a role word, and
+    # keeps a person apart from a title before the name ("US President Barack Obama")
     code_version = "heuristic-6"
 
     def __init__(
