@@ -61,3 +61,17 @@ def test_people_not_their_titles_and_no_role_words():
                    ("General Motors", "ORGANIZATION", "General Motors")}
     roles = dict(rows.attributes.filter(rows.attributes["attr_key"] == "role").select("entity_name", "value").iter_rows())
     assert roles == {"Barack Obama": "US President", "XXXTentacion": "Rapper"}
+
+
+def test_a_verb_that_opens_a_sentence_is_no_entity_and_no_part_of_a_name():
+    import polars as pl
+
+    from kg_assets.extractors.heuristic import HeuristicExtractor
+    text = ("Went to Amman with Lena. Comes back Monday.\n- Ask Sarah Chen about the budget.\n- Confirm October dates.\n"
+            "Will Smith joined Northwind Robotics.")
+    rows = HeuristicExtractor().extract(pl.DataFrame({"chunk_id": ["c"], "document_id": ["d"], "text": [text]}))
+    names = rows.mentions["name"].to_list()
+    assert "Sarah Chen" in names and "Will Smith" in names and "Amman" in names
+    assert not {"Went", "Comes", "Ask Sarah Chen", "Confirm October", "October"} & set(names)
+    chen = rows.mentions.filter(pl.col("name") == "Sarah Chen").row(0, named=True)
+    assert text[chen["char_start"]:chen["char_end"]] == "Sarah Chen"
