@@ -75,3 +75,10 @@ def test_a_verb_that_opens_a_sentence_is_no_entity_and_no_part_of_a_name():
     assert not {"Went", "Comes", "Ask Sarah Chen", "Confirm October", "October"} & set(names)
     chen = rows.mentions.filter(pl.col("name") == "Sarah Chen").row(0, named=True)
     assert text[chen["char_start"]:chen["char_end"]] == "Sarah Chen"
+
+
+def test_a_word_of_a_name_is_no_acronym_of_it():
+    c = clusters(mentions(("d1", "US", O), ("d1", "US Secretary", O), ("d2", "US", O),
+                          ("d3", "USGS", O), ("d3", "US Geological Survey", O)))
+    assert not same(c, ("US", O), ("US Secretary", O))  # "US" is a word of the name, not its initials
+    assert same(c, ("USGS", O), ("US Geological Survey", O))

@@ -290,6 +290,7 @@ class NameLinker:
     # 3: untyped full names of confirmed persons; descriptions before a lone word, appositions, country-first orgs
     # 4: lower-case descriptions keep their per-document ids (equal keys join them inside a document only)
     # 5: one entity per name whatever type was guessed (`resolved_types`: types by the votes of documents)
+    # 5 (also): an acronym that is one of the long name's own words is none ("US" is not "US Secretary")
     version = "name-rules-5"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
