@@ -68,7 +68,7 @@ def test_a_verb_that_opens_a_sentence_is_no_entity_and_no_part_of_a_name():
 
     from kg_assets.extractors.heuristic import HeuristicExtractor
     text = ("Went to Amman with Lena. Comes back Monday.\n- Ask Sarah Chen about the budget.\n- Confirm October dates.\n"
-            "Will Smith joined Northwind Robotics.")
+            "Will Smith joined Northwind Robotics.\n## What Went Well\n")
     rows = HeuristicExtractor().extract(pl.DataFrame({"chunk_id": ["c"], "document_id": ["d"], "text": [text]}))
     names = rows.mentions["name"].to_list()
     assert "Sarah Chen" in names and "Will Smith" in names and "Amman" in names

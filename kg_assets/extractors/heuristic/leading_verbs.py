@@ -1,7 +1,8 @@
 """A verb that opens a sentence is no part of a name: "Went" and "Comes" alone are no entities, "Ask Sarah
 Chen" is Sarah Chen and "Confirm October" nothing. The capital of a sentence's first word says nothing, so
 a mention that starts a sentence (or a line, after a bullet) with a verb form or an imperative loses that
-word; a given name never counts as a verb ("Will Smith", "Grace Hopper")."""
+word; a given name never counts as a verb ("Will Smith", "Grace Hopper"). An inflected verb alone is no name
+wherever it stands (a heading's "What Went Well")."""
 
 from __future__ import annotations
 
@@ -37,6 +38,11 @@ def without_leading_verbs(text: str, mentions: list[MentionRecord]) -> list[Ment
     out = []
     for m in mentions:
         words = _WORD.findall(m.name)
+        if len(words) == 1 and words[0].casefold() in VERB_FORMS and words[0].casefold() not in GIVEN_NAMES:
+            # an inflected verb alone is no name wherever it stands ("What Went Well", "What Comes Next")
+            out.append(MentionRecord("", m.entity_type, m.description, m.confidence, m.char_start, m.char_end,
+                                     m.gleaning_pass))
+            continue
         if m.char_start is None or not words or not _is_verb(words[0]) or not _starts_sentence(text, m.char_start):
             out.append(m)
             continue
