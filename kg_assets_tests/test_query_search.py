@@ -43,9 +43,13 @@ def test_seed_order_exact_over_partial_over_fuzzy(built_warehouse):
     hits = kg.search("entity:Sarah Chen", limit=50).hits
     assert hits[0].name == "Sarah Chen" and hits[0].entity_type == "PERSON"
     assert (hits[0].score, hits[0].match) == (1.0, "exact") and 'name "Sarah Chen"' in hits[0].why
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # ("Ask Sarah Chen" is no entity any more: the sample's partial matches are the Atlas arm's names)
+    hits = kg.search("entity:Atlas", limit=50).hits
+    assert hits[0].name == "Atlas" and (hits[0].score, hits[0].match) == (1.0, "exact")
     partial = [h for h in hits if h.match in {"prefix", "token", "containment"}]
     assert partial and all(h.score == 0.7 for h in partial)
-    assert "Sarah Chen" in partial[0].name  # e.g. "Ask Sarah Chen": contains the query
+    assert "Atlas" in partial[0].name  # e.g. "Northwind Atlas Arm": contains the query
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     typo = kg.search("entity:Sarha Chen").hits
     assert typo[0].name == "Sarah Chen" and typo[0].match == "fuzzy" and 0.48 <= typo[0].score < 0.7

@@ -12,7 +12,11 @@ the chunk went. :func:`build_rows` turns a batch of them into frames, with one i
     carries its document (``id_scope_expr``), so it is one entity per document, not per corpus, unless
     its chunk writes the same name with capitals (:func:`with_mention_entity_ids`, which ``kg eval
     linking`` uses too, with the document as the unit). A mention whose name
-    normalizes to nothing makes no row, and neither does a relation or observation that points at it.
+    normalizes to nothing, or is a nationality, regional or religious adjective or demonym ("Syrian",
+    "Germans", "Muslim": :mod:`kg_assets.core.extraction.demonyms`), makes no row, and neither does a
+    relation or observation that points at it. First, people are kept apart from their titles
+    (:func:`_without_titles`): "US President Barack Obama" is the PERSON "Barack Obama" with a ``role``
+    observation "US President", and a name made only of role words ("Editor") makes no row.
 ``mention_id``
     ``"mention_" + stable_hash(chunk_id, entity_id, char_start)``, with ``""`` for an unknown span: one
     row per entity and position in a chunk. A repeat (the same entity at the same position, or again
@@ -38,6 +42,8 @@ from datetime import UTC, datetime
 import polars as pl
 
 from kg_assets.core import schemas
+from kg_assets.core.extraction.demonyms import is_demonym
+from kg_assets.core.extraction.titles import split_title
 from kg_assets.core.normalize import id_scope_expr, is_description_expr, normalize_name_expr, stable_hash, with_entity_ids
 
 
@@ -139,15 +145,41 @@ def _entity_ids(chunks: Sequence[ChunkRecords]) -> dict[tuple[str, str, str], tu
         list(rows), schema={"entity_type": pl.String, "name": pl.String, "document_id": pl.String,
                             "chunk_id": pl.String}, orient="row"), unit="chunk_id")
     ids = frame.select("entity_type", "name", "chunk_id", "normalized_name", "entity_id").iter_rows()
-    return {(t, n, c): (norm, eid) for t, n, c, norm, eid in ids}
+    # a nationality or religion word ("Syrian", "Germans", "Muslim") is no entity: it makes no row
+    return {(t, n, c): ("" if is_demonym(n) else norm, eid) for t, n, c, norm, eid in ids}
 
 
 def _confidence_rank(value: float | None) -> float:
     return float("-inf") if value is None else value
 
 
+PERSON_OR_UNTYPED = ("PERSON", "OTHER")
+
+
+def _without_titles(chunk: ChunkRecords) -> ChunkRecords:
+    """The chunk's records with people, not their titles (`titles.split_title`): a person or untyped mention
+    "US President Barack Obama" becomes the PERSON "Barack Obama" with a role observation "US President",
+    and a name made only of role or nationality words ("Editor", "Prime Minister") an empty name (no row)."""
+    mentions: list[MentionRecord] = []
+    observations = list(chunk.observations)
+    for i, m in enumerate(chunk.mentions):
+        split = split_title(m.name)
+        if split is None or (split[0] and m.entity_type not in PERSON_OR_UNTYPED):
+            mentions.append(m)
+            continue
+        name, offset, role = split
+        start = None if m.char_start is None else m.char_start + offset
+        mentions.append(MentionRecord(name, "PERSON" if name else m.entity_type, m.description, m.confidence, start,
+                                      m.char_end, m.gleaning_pass))
+        if name and role:
+            observations.append(ObservationRecord(i, "role", role, m.confidence, m.gleaning_pass))
+    return ChunkRecords(chunk.chunk_id, chunk.document_id, chunk.chunk_hash, mentions, list(chunk.relations),
+                        observations, chunk.error, chunk.passes, chunk.bad_lines, chunk.complete)
+
+
 def build_rows(chunks: Sequence[ChunkRecords], *, extractor: str, extractor_version: str) -> ExtractionResult:
     """The rows of a batch of chunks; the module docstring states the id rules."""
+    chunks = [_without_titles(c) for c in chunks]
     ids = _entity_ids(chunks)
     mentions: list[tuple] = []  # rows in the order of the *_COLUMNS above
     relations: list[tuple] = []

@@ -232,7 +232,11 @@ def acronym_forms(frame: pl.DataFrame, tokens: str = "tok") -> pl.DataFrame:
         pl.col(tokens).list.eval(content).list.sum().alias("n_content"),
     ).filter(pl.col("n_content") >= 2).collect()
     acr = acr.unpivot(index="idx", on=["a1", "a2", "a3", "a4"], value_name="h_key").select("idx", "h_key")
-    return acr.filter(pl.col("h_key").str.len_chars().is_between(2, MAX_ACRONYM)).unique()
+    acr = acr.filter(pl.col("h_key").str.len_chars().is_between(2, MAX_ACRONYM)).unique()
+    # an acronym that is one of the name's own words names that word, not the whole: "US" is not "US Secretary"
+    words = (frame.select("idx", pl.col(tokens).list.eval(pl.element().str.to_uppercase()).alias("h_key"))
+             .explode("h_key"))
+    return acr.join(words, on=["idx", "h_key"], how="anti")
 
 
 def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acronyms: pl.DataFrame) -> pl.DataFrame:

@@ -15,11 +15,13 @@ names; none is tuned to a data set.
 2. Name variants (equivalence, any documents). Ids of the same type with the same key are one entity
    ("Apple Inc." = "Apple", "Dr. Jane Smith" = "Jane Smith"), descriptions only inside their document
    (`description_scopes`: a lower-case "girl" has an id per document, and its key does not join it back); a small table of very common country
-   aliases that no rule derives (US / USA / United States, UK / Britain ...) joins locations. An id
-   typed OTHER joins the only typed entity with its key when it is written as a name and never occurs
-   in a document that has the typed one (inside one document two types are a distinction: "Spanish"
-   the language next to "Spanish" for Spain; across documents they are extraction noise). When the
-   key is typed several ways (Jordan the LOCATION, Jordan the PERSON) it stays separate. A full name
+   aliases that no rule derives (US / USA / United States, UK / Britain ...) joins locations. Types
+   are resolved by votes (`resolved_types`, the one place of the rule, name-rules-5): ids of one key
+   written as a name with one reading are one entity whatever type was guessed ("Rwanda" LOCATION and
+   OTHER, "DW" OTHER and LOCATION); a real type beats OTHER, a surname next to a person's full name reads
+   PERSON ("Kagame" typed LOCATION beside "Paul Kagame"), and two readings stay apart (Jordan the
+   LOCATION of some documents, the PERSON of others; two real types inside one document). The short
+   forms below see each id with its reading. A full name
    typed OTHER joins the PERSON entity with its key, in its documents or across them and whatever other
    types the key has, when the corpus writes the surname alone as a PERSON in a document of that person
    ("Marcus Webb" OTHER -> "Marcus Webb" PERSON next to "Webb said"; `untyped_person_names`). Different
@@ -111,6 +113,8 @@ RULE_RANK = {"declared_acronym": 0, "acronym": 1, "person_short_form": 2, "surna
              "org_short_form": 5, "first_name": 6}
 # Rules by which a short form typed OTHER (untyped) may join a long form of another type.
 UNTYPED_RULES = ["acronym", "declared_acronym", "org_short_form"]
+ORDINAL_FIRST = (r"(?i)^(\S*\d\S*|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
+                 r"|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|new|next|last|late|former)\s")
 
 
 def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
@@ -121,22 +125,94 @@ def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.Dat
     types the name a place. A two-type name inside one document is otherwise a distinction ("Doctor Who"
     the show next to "Doctor Who" the character), so the PERSON reading needs the corpus's own evidence
     that the name is a person's: its surname written alone and typed PERSON in a document of the PERSON
-    entity ("Webb said"), which no title of a show or product has. `doc` is the first shared document of
+    entity ("Webb said"), or written alone next to the untyped name itself, which no title of a show or
+    product has. `doc` is the first shared document of
     the two ids (same-document evidence), or null when they never meet (evidence across documents)."""
     people = keyed.filter((pl.col("entity_type") == "PERSON") & ~pl.col("is_acronym"))
     full = people.filter(pl.col("key").str.contains(" ")).with_columns(
         pl.col("key").str.extract(r"(\S+)$").alias("surname"))
     surname_docs = (people.select(pl.col("key").alias("surname"), "idx").join(node_docs, on="idx")
                     .select("surname", "doc").unique())
-    confirmed = (full.join(node_docs, on="idx").join(surname_docs, on=["surname", "doc"], how="semi")
-                 .group_by("key").agg(pl.col("idx").min().alias("target")))
-    other = keyed.filter((pl.col("entity_type") == OTHER) & pl.col("first_cap") & ~pl.col("is_acronym")
-                         & pl.col("key").str.contains(" ")).select("idx", "key").join(confirmed, on="key")
+    untyped = keyed.filter((pl.col("entity_type") == OTHER) & pl.col("first_cap") & ~pl.col("is_acronym")
+                           & pl.col("key").str.contains(" "))
+    # ... or the surname written alone, whatever its type, next to the untyped full name itself ("Reyes"
+    # beside "Jordan Reyes"), when the full name starts with a given name (`resolved_types`)
+    lone = (keyed.filter(pl.col("first_cap") & ~pl.col("is_acronym") & ~pl.col("key").str.contains(" "))
+            .select(pl.col("key").alias("surname"), "idx").join(node_docs, on="idx").select("surname", "doc").unique())
+    named = (full.filter(~pl.col("key").str.contains(ORDINAL_FIRST)
+                         & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}")).select("key", "surname").unique()
+             .join(untyped.select("idx", "key"), on="key").join(node_docs, on="idx")
+             .join(lone, on=["surname", "doc"], how="semi").select("key").unique())
+    confirmed = pl.concat([
+        full.join(node_docs, on="idx").join(surname_docs, on=["surname", "doc"], how="semi").select("key"),
+        named,
+    ]).unique().join(full.select("key", "idx"), on="key").group_by("key").agg(pl.col("idx").min().alias("target"))
+    other = untyped.select("idx", "key").join(confirmed, on="key")
     shared = (other.join(node_docs, on="idx")
               .join(node_docs.rename({"idx": "target"}), on=["target", "doc"], how="semi")
               .group_by("idx").agg(pl.col("doc").min()))
     return (other.join(shared, on="idx", how="left").select("idx", "target", "doc")
             .sort("idx"))
+
+
+def resolved_types(keyed: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.DataFrame:
+    """(idx, key, reading): the type each id written as a name is read as, by the votes of its documents.
+
+    An extractor's type is a guess per mention, so the type of a name is decided from the evidence, in
+    one place: in each document, a name is read as the real type (not OTHER) most of its mentions there
+    have (ties: alphabetical), and as PERSON when the document names a person whose surname it is ("Kagame"
+    next to "Paul Kagame"). An id is read as the reading most of its documents give (ties: its own type,
+    then alphabetical); an id none of whose documents gives a real reading takes the reading most
+    documents give that name across the corpus, when one reading leads (else it stays OTHER). Ids of one
+    name with one reading are one entity; two readings of one name are kept apart (Jordan the place in
+    some documents, Jordan the person next to "Michael Jordan" in others)."""
+    names = keyed.filter((pl.col("first_cap") | pl.col("is_acronym")) & (pl.col("key") != "")).select(
+        "idx", "key", "entity_type")
+    nd = names.join(node_doc_counts, on="idx")
+    votes = (nd.filter(pl.col("entity_type") != OTHER).group_by("key", "doc", "entity_type").agg(pl.col("n").sum())
+             .sort(["key", "doc", "n", "entity_type"], descending=[False, False, True, False])
+             .group_by("key", "doc", maintain_order=True).agg(pl.col("entity_type").first().alias("voted")))
+    # a full name starts with a given name (a capital, then lower case), not a number, an ordinal or an
+    # acronym ("Twelfth Doctor", "W.H.O. Doctor" have no surname)
+    people = (keyed.filter((pl.col("entity_type") == "PERSON") & pl.col("key").str.contains(" ")
+                           & ~pl.col("key").str.contains(ORDINAL_FIRST)
+                           & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}"))
+              .select("idx", pl.col("key").str.extract(r"(\S+)$").alias("key"))
+              .join(node_doc_counts, on="idx").select("key", "doc").unique()
+              .with_columns(pl.lit(True).alias("person")))
+    doc_reading = (nd.select("key", "doc").unique().join(votes, on=["key", "doc"], how="left")
+                   .join(people, on=["key", "doc"], how="left")
+                   .select("key", "doc", pl.when(pl.col("person")).then(pl.lit("PERSON"))
+                           .otherwise(pl.col("voted")).alias("reading"), pl.col("person").fill_null(False))
+                   .filter(pl.col("reading").is_not_null()))
+    # an untyped name is a person's only by a surname's evidence (or `untyped_person_names`): "Doctor Who"
+    # the show stays apart from "Doctor Who" the character
+    untyped_person = (pl.col("entity_type") == OTHER) & (pl.col("reading") == "PERSON")
+    per_id = (nd.join(doc_reading, on=["key", "doc"]).filter(~untyped_person | pl.col("person"))
+              .group_by("idx", "reading")
+              .agg(pl.len().alias("docs"), pl.col("entity_type").first())
+              .with_columns((pl.col("entity_type") == pl.col("reading")).alias("own"))
+              .sort(["idx", "docs", "own", "reading"], descending=[False, True, True, False])
+              .group_by("idx", maintain_order=True).agg(pl.col("reading").first()))
+    by_key = (doc_reading.group_by("key", "reading").agg(pl.len().alias("docs"))
+              .sort(["key", "docs", "reading"], descending=[False, True, False])
+              .group_by("key", maintain_order=True).agg(
+                  pl.col("reading").first().alias("key_reading"), pl.col("docs").first().alias("top"),
+                  pl.col("docs").get(1, null_on_oob=True).fill_null(0).alias("second"))
+              .filter(pl.col("top") > pl.col("second")).select("key", "key_reading"))
+    by_key = by_key.join(names.select("idx", "key", "entity_type"), on="key").filter(
+        ~((pl.col("entity_type") == OTHER) & (pl.col("key_reading") == "PERSON"))).select("idx", "key_reading")
+    out = (names.join(per_id, on="idx", how="left").join(by_key, on="idx", how="left")
+           .select("idx", "key", "entity_type", pl.coalesce("reading", "key_reading", pl.lit(OTHER)).alias("reading")))
+    # two real types of one name inside one document are a distinction ("Germany" the government and the
+    # country); across documents a type disagreement is the extractor's noise
+    typed_docs = nd.filter(pl.col("entity_type") != OTHER).select("key", pl.col("entity_type").alias("reading"), "doc")
+    clash = (out.filter((pl.col("entity_type") != OTHER) & (pl.col("entity_type") != pl.col("reading")))
+             .join(node_doc_counts, on="idx").join(typed_docs, on=["key", "reading", "doc"], how="semi")
+             .select("idx").unique())
+    return (out.with_columns(pl.when(pl.col("idx").is_in(clash["idx"].implode())).then(pl.col("entity_type"))
+                             .otherwise(pl.col("reading")).alias("reading"))
+            .select("idx", "key", "reading").sort("idx"))
 
 
 def description_scopes(nodes: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
@@ -213,7 +289,9 @@ class NameLinker:
     # 2: company short names, untyped acronyms across types, letters-only acronyms
     # 3: untyped full names of confirmed persons; descriptions before a lone word, appositions, country-first orgs
     # 4: lower-case descriptions keep their per-document ids (equal keys join them inside a document only)
-    version = "name-rules-4"
+    # 5: one entity per name whatever type was guessed (`resolved_types`: types by the votes of documents)
+    # 5 (also): an acronym that is one of the long name's own words is none ("US" is not "US Secretary")
+    version = "name-rules-5"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
@@ -242,16 +320,23 @@ class NameLinker:
             .select("idx", pl.col("document_id").alias("doc"))
         )
         stats["entity_documents"] = node_docs.height
+        node_doc_counts = (
+            mentions.select("entity_id", pl.col("document_id").fill_null("").alias("doc"))
+            .group_by("entity_id", "doc").agg(pl.len().cast(pl.Int64).alias("n"))
+            .join(nodes.select("entity_id", "idx"), on="entity_id").select("idx", "doc", "n")
+        )
 
         # 1. overrides and name variants (equivalences)
         for a, b in merges:
             uf.union(a, b, "override", 1.0, f'override: merge "{names[a]}" into "{names[b]}"')
-        self._equivalences(nodes, node_docs, uf, names, stats)
+        readings = self._equivalences(nodes, node_docs, node_doc_counts, uf, names, stats)
         group = [uf.find(i) for i in range(n)]
         stats["seconds_keys"] = round(time.perf_counter() - t0, 3)
 
-        # 2. short forms
-        attached = self._short_forms(nodes, node_docs, uf, group, names, stats)
+        # 2. short forms, each id with the type its documents read it as
+        read = nodes.join(readings.select("idx", "reading"), on="idx", how="left").with_columns(
+            pl.coalesce("reading", "entity_type").alias("entity_type")).drop("reading")
+        attached = self._short_forms(read, node_docs, uf, group, names, stats)
 
         # 3. canonical choice and resolved redirects
         merge_targets = {b for _, b in merges}
@@ -271,9 +356,10 @@ class NameLinker:
 
     # -- name variants -------------------------------------------------------------------------------
 
-    def _equivalences(self, nodes: pl.DataFrame, node_docs: pl.DataFrame, uf: Clusters, names: list[str],
-                      stats: dict) -> None:
-        keyed = nodes.filter(pl.col("key") != "").select("idx", "key", "raw_key", "entity_type", "first_cap", "is_acronym")
+    def _equivalences(self, nodes: pl.DataFrame, node_docs: pl.DataFrame, node_doc_counts: pl.DataFrame,
+                      uf: Clusters, names: list[str], stats: dict) -> pl.DataFrame:
+        keyed = nodes.filter(pl.col("key") != "").select("idx", "key", "raw_key", "entity_type", "first_cap", "is_acronym",
+                                                          "tok")
         same = (
             keyed.join(description_scopes(nodes, node_docs), on="idx", how="left")
             .sort("idx").group_by("key", "entity_type", "scope").agg("idx", "raw_key")
@@ -288,33 +374,25 @@ class NameLinker:
                 else:
                     count += uf.union(b, a, "name_variant", 0.95,
                                       f'same name after folding: "{names[b]}" = "{names[a]}" ({key})')
-        # OTHER joins the only typed entity with its key
-        typed = (
-            keyed.filter(pl.col("entity_type") != OTHER)
-            .group_by("key").agg(pl.col("entity_type").n_unique().alias("n_types"), pl.col("idx").min().alias("target"))
-            .filter(pl.col("n_types") == 1)
-        )
-        # ... when it is written as a name ("jury" typed OTHER and "jury" typed PERSON are common nouns) and
-        # never in a document that also has the typed one: a type disagreement inside one document is a
-        # distinction ("Spanish" the language next to "Spanish" for Spain), across documents it is noise
-        other = (keyed.filter((pl.col("entity_type") == OTHER) & (pl.col("first_cap") | pl.col("is_acronym")))
-                 .join(typed, on="key"))
-        if other.height:
-            typed_docs = (keyed.filter(pl.col("entity_type") != OTHER).select("key", "idx")
-                          .join(node_docs, on="idx").select("key", "doc"))
-            shared = (other.select("idx", "key").join(node_docs, on="idx")
-                      .join(typed_docs, on=["key", "doc"], how="semi").select("idx").unique())
-            other = other.join(shared, on="idx", how="anti")
-        other = other.sort("idx")
-        for idx, target in other.select("idx", "target").iter_rows():
-            count += uf.union(idx, target, "name_variant", 0.85,
-                              f'untyped "{names[idx]}" matches the only typed entity "{names[target]}"')
+        # one entity per name whatever type an extractor guessed: ids of one key with one resolved reading
+        readings = resolved_types(keyed, node_doc_counts)
+        groups = (readings.join(keyed.select("idx", "entity_type"), on="idx")
+                  .join(node_doc_counts.group_by("idx").agg(pl.col("n").sum()), on="idx")
+                  .sort(pl.col("entity_type") != pl.col("reading"), -pl.col("n"), "idx")
+                  .group_by("key", "reading", maintain_order=True).agg("idx", "entity_type")
+                  .filter(pl.col("idx").list.len() > 1).sort("key", "reading"))
+        for key, reading, members, types in groups.iter_rows():
+            a = members[0]
+            for b, t in zip(members[1:], types[1:], strict=True):
+                count += uf.union(b, a, "type_vote", 0.85,
+                                  f'same name "{names[b]}" ({t}) read as {reading} by its documents ({key})')
         for idx, target, doc in untyped_person_names(keyed, node_docs).iter_rows():
             where = f"same document {doc}" if doc is not None else "across documents"
             count += uf.union(idx, target, "person_name", 0.9 if doc is not None else 0.75,
                               f'{where}: untyped "{names[idx]}" is the person "{names[target]}", '
                               f'whose surname alone names a person next to it')
         stats["links_name_variant"] = count
+        return readings
 
     # -- short forms ---------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, Menti
 from kg_assets.extractors.base import settings_digest
 from kg_assets.extractors.heuristic.attributes import AttributeReader
 from kg_assets.extractors.heuristic.chat_turns import CONF_SPEAKER, read_chat, speaker_names, speaker_spans
+from kg_assets.extractors.heuristic.leading_verbs import without_leading_verbs
 from kg_assets.extractors.heuristic.lexicon import BUILTIN_GAZETTEER, word_key
 from kg_assets.extractors.heuristic.mentions import MentionFinder
 from kg_assets.extractors.heuristic.relations import relations
@@ -28,8 +29,11 @@ class HeuristicExtractor:
     # 4: chat speakers and first-person pronouns, pronoun contractions are no names, acronyms in
     # parentheses take the type of the span whose initials they are. A PDF figure's chunk (kind 'figure')
     # also gives a FIGURE node: text chunks' rows are as before, so the version stays; 5: the row builder
-    # gives a lower-case description an id per document (rows made before are stale)
-    code_version = "heuristic-5"
+    # gives a lower-case description an id per document (rows made before are stale); 6: the row builder
+    # makes no row for a nationality or religion word ("Syrian", "Germans", "Muslim") or a role word, and
+    # keeps a person apart from a title before the name ("US President Barack Obama"); a verb that opens a
+    # sentence is no part of a name ("Ask Sarah Chen", "Went": `leading_verbs`)
+    code_version = "heuristic-6"
 
     def __init__(
         self,
@@ -87,7 +91,8 @@ class HeuristicExtractor:
                 d = descriptions[idx] = " ".join(text[s:e].split())[:MAX_DESCRIPTION]
             return d
 
-        mentions = [MentionRecord(sp.name, sp.etype, sentence_text(sp.sent), sp.conf, sp.start, sp.end) for sp in spans]
+        mentions = without_leading_verbs(text, [MentionRecord(sp.name, sp.etype, sentence_text(sp.sent), sp.conf,
+                                                              sp.start, sp.end) for sp in spans])
         if chat is not None and "PERSON" in self._allowed:
             # the speakers named in line prefixes, after the spans: relations and observations index spans
             mentions += [MentionRecord(name, "PERSON", f"speaker in the chat at {sent_at}", CONF_SPEAKER, start, end)

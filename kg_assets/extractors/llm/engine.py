@@ -95,7 +95,9 @@ class LLMExtractor:
     """The `Extractor` for OpenAI-compatible chat models."""
 
     name = "llm"
-    code_version = "llm-3"  # 2: ids from the shared row builder; 3: its per-document ids of lower-case descriptions
+    # 2: ids from the shared row builder; 3: its per-document ids of lower-case descriptions; 4: no row for a
+    # nationality or religion word (core/extraction/demonyms.py) or a role word; titles split from names
+    code_version = "llm-4"
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
                  stage_timer: StageTimer | None = None):

@@ -1,0 +1,56 @@
+"""A verb that opens a sentence is no part of a name: "Went" and "Comes" alone are no entities, "Ask Sarah
+Chen" is Sarah Chen and "Confirm October" nothing. The capital of a sentence's first word says nothing, so
+a mention that starts a sentence (or a line, after a bullet) with a verb form or an imperative loses that
+word; a given name never counts as a verb ("Will Smith", "Grace Hopper"). An inflected verb alone is no name
+wherever it stands (a heading's "What Went Well")."""
+
+from __future__ import annotations
+
+import re
+
+from kg_assets.core.extraction.rows import MentionRecord
+from kg_assets.extractors.heuristic.lexicon import GIVEN_NAMES, MONTHS, VERB_BASES, VERB_FORMS
+
+# imperatives of notes and agendas, beside the relation verbs of the lexicon
+IMPERATIVES = frozenset("""
+ask confirm review prepare check schedule update follow discuss draft plan reduce understand add remove
+fix submit send book arrange verify clarify circulate collect set order request remind finalize finalise
+""".split())
+_WORD = re.compile(r"\S+")
+_BULLET = re.compile(r"^[\s\-*•>#]*(?:\d+[.)])?\s*$")
+
+
+def _starts_sentence(text: str, start: int) -> bool:
+    """Nothing but a bullet before the mention on its line, or the end of a sentence just before it."""
+    before = text[text.rfind("\n", 0, start) + 1:start]
+    return bool(_BULLET.match(before)) or before.rstrip(" \t").endswith((".", "!", "?", ":", ";")) and before[-1:].isspace()
+
+
+def _is_verb(word: str) -> bool:
+    w = word.casefold()
+    return w not in GIVEN_NAMES and (w in VERB_FORMS or w in VERB_BASES or w in IMPERATIVES)
+
+
+def without_leading_verbs(text: str, mentions: list[MentionRecord]) -> list[MentionRecord]:
+    """The mentions with a sentence-initial verb dropped from the name (the span moved past it); a mention
+    that is nothing else, or is left with a month alone ("Confirm October"), gets an empty name, which makes
+    no row (relations and observations pointing at it neither)."""
+    out = []
+    for m in mentions:
+        words = _WORD.findall(m.name)
+        if len(words) == 1 and words[0].casefold() in VERB_FORMS and words[0].casefold() not in GIVEN_NAMES:
+            # an inflected verb alone is no name wherever it stands ("What Went Well", "What Comes Next")
+            out.append(MentionRecord("", m.entity_type, m.description, m.confidence, m.char_start, m.char_end,
+                                     m.gleaning_pass))
+            continue
+        if m.char_start is None or not words or not _is_verb(words[0]) or not _starts_sentence(text, m.char_start):
+            out.append(m)
+            continue
+        rest = m.name[len(words[0]):].lstrip()
+        if not rest or rest.casefold() in MONTHS:
+            out.append(MentionRecord("", m.entity_type, m.description, m.confidence, m.char_start, m.char_end,
+                                     m.gleaning_pass))
+            continue
+        start = m.char_start + (len(m.name) - len(rest))
+        out.append(MentionRecord(rest, m.entity_type, m.description, m.confidence, start, m.char_end, m.gleaning_pass))
+    return out

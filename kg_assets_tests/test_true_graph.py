@@ -1,0 +1,84 @@
+"""Issue 20: one entity per real thing, whatever type an extractor guessed (name-rules-5)."""
+
+from kg_assets_tests.test_linking import L, O, P, X, clusters, mentions, same
+
+
+def test_one_name_typed_several_ways_is_one_entity():
+    # the extractor guesses a different type per sentence: "Rwanda" the place, the organization, untyped
+    c = clusters(mentions(("d1", "Rwanda", L), ("d1", "Rwanda", L), ("d1", "Rwanda", X), ("d2", "Rwanda", O),
+                          ("d2", "Rwanda", L), ("d2", "Rwanda", L), ("d3", "DW", X), ("d3", "DW", L)))
+    assert same(c, ("Rwanda", L), ("Rwanda", X))  # untyped inside the document: a real type beats OTHER
+    assert same(c, ("DW", X), ("DW", L))
+    # one ORGANIZATION reading inside a LOCATION document is a distinction (a government), kept apart
+    assert not same(c, ("Rwanda", L), ("Rwanda", O))
+
+
+def test_a_surname_typed_as_a_place_next_to_the_full_name_joins_the_person():
+    c = clusters(mentions(("d1", "Paul Kagame", P), ("d1", "Kagame", L), ("d1", "Kagame", L),
+                          ("d2", "Paul Kagame", P), ("d2", "Kagame", X)))
+    assert same(c, ("Kagame", L), ("Paul Kagame", P))
+    assert same(c, ("Kagame", X), ("Paul Kagame", P))
+
+
+def test_homonyms_stay_apart_on_evidence():
+    # Jordan the place in its documents, Jordan the person next to "Michael Jordan" in another
+    c = clusters(mentions(("d1", "Jordan", L), ("d2", "Jordan", L), ("d3", "Michael Jordan", P), ("d3", "Jordan", P)))
+    assert not same(c, ("Jordan", L), ("Jordan", P))
+    assert same(c, ("Jordan", P), ("Michael Jordan", P))
+
+
+def test_an_untyped_full_name_whose_surname_stands_alone_next_to_it_is_the_person():
+    # "Jordan Reyes" typed PERSON once, untyped in most documents, where "Reyes" (untyped too) stands alone
+    c = clusters(mentions(("d1", "Jordan Reyes", P), ("d1", "Jordan Reyes", X), ("d2", "Jordan Reyes", X),
+                          ("d2", "Reyes", X), ("d3", "Jordan Reyes", X)))
+    assert same(c, ("Jordan Reyes", X), ("Jordan Reyes", P))
+    # a title that names a character has no surname alone: "Doctor Who" the show stays apart
+    c = clusters(mentions(("d1", "Doctor Who", X), ("d1", "Doctor Who", P), ("d2", "Doctor Who", X)))
+    assert not same(c, ("Doctor Who", X), ("Doctor Who", P))
+
+
+def test_nationality_and_religion_words_make_no_entity():
+    from kg_assets.core.extraction.rows import ChunkRecords, MentionRecord, RelationRecord, build_rows
+    names = [("Syrian", "OTHER"), ("Germans", "ORGANIZATION"), ("Muslim", "OTHER"), ("the Dutch", "OTHER"),
+             ("Sri Lankans", "OTHER"), ("Syria", "LOCATION"), ("Angela Merkel", "PERSON")]
+    chunk = ChunkRecords("c1", "d1", mentions=[MentionRecord(n, t) for n, t in names],
+                         relations=[RelationRecord(0, 5, "related_to"), RelationRecord(6, 5, "visited")])
+    rows = build_rows([chunk], extractor="test", extractor_version="t")
+    assert sorted(rows.mentions["name"].to_list()) == ["Angela Merkel", "Syria"]
+    assert rows.relations["relation_type"].to_list() == ["visited"]
+
+
+def test_people_not_their_titles_and_no_role_words():
+    from kg_assets.core.extraction.rows import ChunkRecords, MentionRecord, build_rows
+    text = "US President Barack Obama met Editor. Prime Minister said Rapper XXXTentacion sang; General Motors"
+    names = [("US President Barack Obama", "OTHER"), ("Editor", "OTHER"), ("Prime Minister", "LOCATION"),
+             ("Rapper XXXTentacion", "OTHER"), ("General Motors", "ORGANIZATION")]
+    mentions = [MentionRecord(n, t, char_start=text.index(n), char_end=text.index(n) + len(n)) for n, t in names]
+    rows = build_rows([ChunkRecords("c1", "d1", mentions=mentions)], extractor="test", extractor_version="t")
+    got = {(r["name"], r["entity_type"], text[r["char_start"]:r["char_end"]])
+           for r in rows.mentions.iter_rows(named=True)}
+    assert got == {("Barack Obama", "PERSON", "Barack Obama"), ("XXXTentacion", "PERSON", "XXXTentacion"),
+                   ("General Motors", "ORGANIZATION", "General Motors")}
+    roles = dict(rows.attributes.filter(rows.attributes["attr_key"] == "role").select("entity_name", "value").iter_rows())
+    assert roles == {"Barack Obama": "US President", "XXXTentacion": "Rapper"}
+
+
+def test_a_verb_that_opens_a_sentence_is_no_entity_and_no_part_of_a_name():
+    import polars as pl
+
+    from kg_assets.extractors.heuristic import HeuristicExtractor
+    text = ("Went to Amman with Lena. Comes back Monday.\n- Ask Sarah Chen about the budget.\n- Confirm October dates.\n"
+            "Will Smith joined Northwind Robotics.\n## What Went Well\n")
+    rows = HeuristicExtractor().extract(pl.DataFrame({"chunk_id": ["c"], "document_id": ["d"], "text": [text]}))
+    names = rows.mentions["name"].to_list()
+    assert "Sarah Chen" in names and "Will Smith" in names and "Amman" in names
+    assert not {"Went", "Comes", "Ask Sarah Chen", "Confirm October", "October"} & set(names)
+    chen = rows.mentions.filter(pl.col("name") == "Sarah Chen").row(0, named=True)
+    assert text[chen["char_start"]:chen["char_end"]] == "Sarah Chen"
+
+
+def test_a_word_of_a_name_is_no_acronym_of_it():
+    c = clusters(mentions(("d1", "US", O), ("d1", "US Secretary", O), ("d2", "US", O),
+                          ("d3", "USGS", O), ("d3", "US Geological Survey", O)))
+    assert not same(c, ("US", O), ("US Secretary", O))  # "US" is a word of the name, not its initials
+    assert same(c, ("USGS", O), ("US Geological Survey", O))
