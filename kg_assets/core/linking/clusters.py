@@ -106,8 +106,8 @@ def resolve_clusters(
     """Redirect rows from a union-find over `ids`: each non-canonical id -> its cluster's canonical id.
 
     `rank`: optional frame (idx, then sort columns, ascending = preferred) choosing the canonical id;
-    without it the smallest id wins. method/score/evidence come from the first accepted edge touching
-    the id."""
+    without it the smallest id wins. method/score/evidence come from the first accepted edge between the
+    id and its canonical id, else from the first accepted edge touching the id (its first hop towards it)."""
     n = len(ids)
     roots = [clusters.find(i) for i in range(n)]
     frame = pl.DataFrame({"idx": pl.Series(range(n), dtype=pl.Int64), "root": pl.Series(roots, dtype=pl.Int64),
@@ -123,13 +123,17 @@ def resolve_clusters(
         order = frame.join(rank, on="idx", how="left").sort(["root", *sort_cols, "entity_id"])
     canonical = order.group_by("root", maintain_order=True).first().select("root", pl.col("entity_id").alias("to_id"))
     first_edge: dict[int, int] = {}
+    direct_edge: dict[tuple[int, int], int] = {}
     for k, (a, b, *_rest) in enumerate(clusters.edges):
         first_edge.setdefault(a, k)
         first_edge.setdefault(b, k)
+        direct_edge.setdefault((min(a, b), max(a, b)), k)
+    index = dict(zip(frame["entity_id"].to_list(), frame["idx"].to_list()))
     rows = frame.join(canonical, on="root").filter(pl.col("entity_id") != pl.col("to_id"))
     methods, scores, evidence = [], [], []
-    for idx in rows["idx"].to_list():
-        k = first_edge.get(idx)
+    for idx, to_id in rows.select("idx", "to_id").iter_rows():
+        target = index[to_id]
+        k = direct_edge.get((min(idx, target), max(idx, target)), first_edge.get(idx))
         edge = clusters.edges[k] if k is not None else (idx, idx, "linked", 0.5, "")
         methods.append(edge[2])
         scores.append(float(edge[3]))
