@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import polars as pl
 
@@ -115,22 +115,27 @@ def graph_scores(entities: pl.DataFrame, mentions: pl.DataFrame) -> dict:
     }
 
 
-def read_mentions(lines: Iterable[str]) -> pl.DataFrame:
-    """(text, gold_cluster) of a MENTIONS.jsonl file; ValueError naming the line of the first malformed one."""
-    texts: list[str] = []
-    clusters: list[str] = []
+def _json_lines(lines: Iterable[str], keys: tuple[str, ...]) -> Iterator[tuple[int, tuple]]:
+    """(line number, the values of `keys`) of each non-blank JSONL line; ValueError naming a malformed line."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            mention = json.loads(line)
-            text, cluster = mention["text"], mention["gold_cluster"]
+            record = json.loads(line)
+            yield number, tuple(record[key] for key in keys)
         except json.JSONDecodeError as exc:
             raise ValueError(f"line {number} is not JSON: {exc.msg}") from exc
         except KeyError as exc:
             raise ValueError(f"line {number} lacks {exc.args[0]}") from exc
         except TypeError:
             raise ValueError(f"line {number} is not a JSON object") from None
+
+
+def read_mentions(lines: Iterable[str]) -> pl.DataFrame:
+    """(text, gold_cluster) of a MENTIONS.jsonl file; ValueError naming the line of the first malformed one."""
+    texts: list[str] = []
+    clusters: list[str] = []
+    for number, (text, cluster) in _json_lines(lines, ("text", "gold_cluster")):
         if not isinstance(text, str) or not isinstance(cluster, str | int):
             raise ValueError(f"line {number}: text must be a string and gold_cluster a string or an integer")
         texts.append(text)
@@ -143,18 +148,7 @@ def read_documents(lines: Iterable[str]) -> list[tuple[str, str]]:
     one or of a doc_id seen before."""
     documents: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            document = json.loads(line)
-            doc_id, text = document["doc_id"], document["text"]
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"line {number} is not JSON: {exc.msg}") from exc
-        except KeyError as exc:
-            raise ValueError(f"line {number} lacks {exc.args[0]}") from exc
-        except TypeError:
-            raise ValueError(f"line {number} is not a JSON object") from None
+    for number, (doc_id, text) in _json_lines(lines, ("doc_id", "text")):
         if not isinstance(doc_id, str | int) or isinstance(doc_id, bool) or not isinstance(text, str):
             raise ValueError(f"line {number}: doc_id must be a string or an integer and text a string")
         if str(doc_id) in seen:

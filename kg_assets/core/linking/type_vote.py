@@ -1,0 +1,112 @@
+"""The type vote (name-rules-5): one entity per name whatever type an extractor guessed.
+
+The rule lives here and nowhere else; `NameLinker` unions the ids it reads as one (method `type_vote`).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from kg_assets.core.linking.clusters import OTHER
+
+# A name whose first word is an ordinal or a number names one of a series ("Twelfth Doctor"): no surname evidence.
+ORDINAL_FIRST = (r"(?i)^(\S*\d\S*|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
+                 r"|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|new|next|last|late|former)\s")
+
+
+def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
+    """(idx, target, doc) for each untyped (OTHER) full name that is the name of a PERSON entity.
+
+    The heuristic types a person's name OTHER in many sentences, so "Marcus Webb" (OTHER) must join
+    "Marcus Webb" (PERSON) even in the documents that have both, and even when one stray mention also
+    types the name a place. A two-type name inside one document is otherwise a distinction ("Doctor Who"
+    the show next to "Doctor Who" the character), so the PERSON reading needs the corpus's own evidence
+    that the name is a person's: its surname written alone and typed PERSON in a document of the PERSON
+    entity ("Webb said"), or written alone next to the untyped name itself, which no title of a show or
+    product has. `doc` is the first shared document of
+    the two ids (same-document evidence), or null when they never meet (evidence across documents)."""
+    people = keyed.filter((pl.col("entity_type") == "PERSON") & ~pl.col("is_acronym"))
+    full = people.filter(pl.col("key").str.contains(" ")).with_columns(
+        pl.col("key").str.extract(r"(\S+)$").alias("surname"))
+    surname_docs = (people.select(pl.col("key").alias("surname"), "idx").join(node_docs, on="idx")
+                    .select("surname", "doc").unique())
+    untyped = keyed.filter((pl.col("entity_type") == OTHER) & pl.col("first_cap") & ~pl.col("is_acronym")
+                           & pl.col("key").str.contains(" "))
+    # ... or the surname written alone, whatever its type, next to the untyped full name itself ("Reyes"
+    # beside "Jordan Reyes"), when the full name starts with a given name (`resolved_types`)
+    lone = (keyed.filter(pl.col("first_cap") & ~pl.col("is_acronym") & ~pl.col("key").str.contains(" "))
+            .select(pl.col("key").alias("surname"), "idx").join(node_docs, on="idx").select("surname", "doc").unique())
+    named = (full.filter(~pl.col("key").str.contains(ORDINAL_FIRST)
+                         & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}")).select("key", "surname").unique()
+             .join(untyped.select("idx", "key"), on="key").join(node_docs, on="idx")
+             .join(lone, on=["surname", "doc"], how="semi").select("key").unique())
+    confirmed = pl.concat([
+        full.join(node_docs, on="idx").join(surname_docs, on=["surname", "doc"], how="semi").select("key"),
+        named,
+    ]).unique().join(full.select("key", "idx"), on="key").group_by("key").agg(pl.col("idx").min().alias("target"))
+    other = untyped.select("idx", "key").join(confirmed, on="key")
+    shared = (other.join(node_docs, on="idx")
+              .join(node_docs.rename({"idx": "target"}), on=["target", "doc"], how="semi")
+              .group_by("idx").agg(pl.col("doc").min()))
+    return (other.join(shared, on="idx", how="left").select("idx", "target", "doc")
+            .sort("idx"))
+
+
+def resolved_types(keyed: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.DataFrame:
+    """(idx, key, reading): the type each id written as a name is read as, by the votes of its documents.
+
+    An extractor's type is a guess per mention, so the type of a name is decided from the evidence, in
+    one place: in each document, a name is read as the real type (not OTHER) most of its mentions there
+    have (ties: alphabetical), and as PERSON when the document names a person whose surname it is ("Kagame"
+    next to "Paul Kagame"). An id is read as the reading most of its documents give (ties: its own type,
+    then alphabetical); an id none of whose documents gives a real reading takes the reading most
+    documents give that name across the corpus, when one reading leads (else it stays OTHER). Ids of one
+    name with one reading are one entity; two readings of one name are kept apart (Jordan the place in
+    some documents, Jordan the person next to "Michael Jordan" in others)."""
+    names = keyed.filter((pl.col("first_cap") | pl.col("is_acronym")) & (pl.col("key") != "")).select(
+        "idx", "key", "entity_type")
+    nd = names.join(node_doc_counts, on="idx")
+    votes = (nd.filter(pl.col("entity_type") != OTHER).group_by("key", "doc", "entity_type").agg(pl.col("n").sum())
+             .sort(["key", "doc", "n", "entity_type"], descending=[False, False, True, False])
+             .group_by("key", "doc", maintain_order=True).agg(pl.col("entity_type").first().alias("voted")))
+    # a full name starts with a given name (a capital, then lower case), not a number, an ordinal or an
+    # acronym ("Twelfth Doctor", "W.H.O. Doctor" have no surname)
+    people = (keyed.filter((pl.col("entity_type") == "PERSON") & pl.col("key").str.contains(" ")
+                           & ~pl.col("key").str.contains(ORDINAL_FIRST)
+                           & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}"))
+              .select("idx", pl.col("key").str.extract(r"(\S+)$").alias("key"))
+              .join(node_doc_counts, on="idx").select("key", "doc").unique()
+              .with_columns(pl.lit(True).alias("person")))
+    doc_reading = (nd.select("key", "doc").unique().join(votes, on=["key", "doc"], how="left")
+                   .join(people, on=["key", "doc"], how="left")
+                   .select("key", "doc", pl.when(pl.col("person")).then(pl.lit("PERSON"))
+                           .otherwise(pl.col("voted")).alias("reading"), pl.col("person").fill_null(False))
+                   .filter(pl.col("reading").is_not_null()))
+    # an untyped name is a person's only by a surname's evidence (or `untyped_person_names`): "Doctor Who"
+    # the show stays apart from "Doctor Who" the character
+    untyped_person = (pl.col("entity_type") == OTHER) & (pl.col("reading") == "PERSON")
+    per_id = (nd.join(doc_reading, on=["key", "doc"]).filter(~untyped_person | pl.col("person"))
+              .group_by("idx", "reading")
+              .agg(pl.len().alias("docs"), pl.col("entity_type").first())
+              .with_columns((pl.col("entity_type") == pl.col("reading")).alias("own"))
+              .sort(["idx", "docs", "own", "reading"], descending=[False, True, True, False])
+              .group_by("idx", maintain_order=True).agg(pl.col("reading").first()))
+    by_key = (doc_reading.group_by("key", "reading").agg(pl.len().alias("docs"))
+              .sort(["key", "docs", "reading"], descending=[False, True, False])
+              .group_by("key", maintain_order=True).agg(
+                  pl.col("reading").first().alias("key_reading"), pl.col("docs").first().alias("top"),
+                  pl.col("docs").get(1, null_on_oob=True).fill_null(0).alias("second"))
+              .filter(pl.col("top") > pl.col("second")).select("key", "key_reading"))
+    by_key = by_key.join(names.select("idx", "key", "entity_type"), on="key").filter(
+        ~((pl.col("entity_type") == OTHER) & (pl.col("key_reading") == "PERSON"))).select("idx", "key_reading")
+    out = (names.join(per_id, on="idx", how="left").join(by_key, on="idx", how="left")
+           .select("idx", "key", "entity_type", pl.coalesce("reading", "key_reading", pl.lit(OTHER)).alias("reading")))
+    # two real types of one name inside one document are a distinction ("Germany" the government and the
+    # country); across documents a type disagreement is the extractor's noise
+    typed_docs = nd.filter(pl.col("entity_type") != OTHER).select("key", pl.col("entity_type").alias("reading"), "doc")
+    clash = (out.filter((pl.col("entity_type") != OTHER) & (pl.col("entity_type") != pl.col("reading")))
+             .join(node_doc_counts, on="idx").join(typed_docs, on=["key", "reading", "doc"], how="semi")
+             .select("idx").unique())
+    return (out.with_columns(pl.when(pl.col("idx").is_in(clash["idx"].implode())).then(pl.col("entity_type"))
+                             .otherwise(pl.col("reading")).alias("reading"))
+            .select("idx", "key", "reading").sort("idx"))
