@@ -56,6 +56,15 @@ def test_compound_statements_are_split_and_interjections_dropped():
         "has not been fishing in years", "is a city person"]
 
 
+
+def test_the_seeds_extraction_example_gives_a_fact_and_only_getting_somewhere_is_passing():
+    # "I just got ..." is a passing remark only when a place follows ("I just got home"); a promotion is an event.
+    assert _facts("I just got promoted to senior engineer at Google last week!") == [
+        ("event", "just got promoted to senior engineer at Google last week", 0.8, 0.8, "past")]
+    assert _facts("I just got a puppy named Rex") == [
+        ("event", "just got a puppy named Rex", 0.8, 0.8, "past")]
+    assert heuristic_facts("I just got home from the gym.") == []
+
 @pytest.mark.parametrize(
     "text",
     [

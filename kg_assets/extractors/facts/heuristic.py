@@ -43,7 +43,7 @@ from kg_assets.core.facts.rules import MAX_FACT_CHARS, MAX_FACTS_PER_MESSAGE
 from kg_assets.core.facts.words import STOP_WORDS, stem
 
 EXTRACTOR_NAME = "facts-heuristic"
-EXTRACTOR_VERSION = "facts-heuristic-1"
+EXTRACTOR_VERSION = "facts-heuristic-2"
 
 
 def _words(text: str) -> frozenset[str]:
@@ -106,7 +106,8 @@ _SKIP_START = re.compile(
 _TRANSIENT = re.compile(
     r"^(?:i'm|im|i am|i feel|i've been|i have been)\s+(?:so\s+|very\s+|really\s+|pretty\s+|just\s+|doing\s+|"
     r"feeling\s+)*(?:good|fine|great|well|ok|okay|alright|sorry|glad|sure|here|back|ready|excited for|jealous|"
-    r"happy for|happy to hear|on my way|about to|off to|going to go)\b|^i just (?:got|came|woke|wanted)\b",
+    r"happy for|happy to hear|on my way|about to|off to|going to go)\b"
+    r"|^i just (?:got (?:home|back|here|there|in|off|up|out)|came|woke|wanted)\b",
     re.I,
 )
 _YOU = re.compile(r"\b(?:you|your|you're|yours|yourself|u)\b", re.I)
