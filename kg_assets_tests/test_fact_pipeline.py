@@ -65,6 +65,13 @@ def test_the_seeds_extraction_example_gives_a_fact_and_only_getting_somewhere_is
         ("event", "just got a puppy named Rex", 0.8, 0.8, "past")]
     assert heuristic_facts("I just got home from the gym.") == []
 
+
+def test_a_statement_before_a_question_in_the_same_sentence_is_kept():
+    # The question starts at a wh-word or at an auxiliary before "you"; what comes before it is a statement.
+    assert [f.content for f in heuristic_facts("That's cool. I'm 46 how about you?")] == ["is 46"]
+    assert [f.content for f in heuristic_facts("I have two cats do you have any pets?")] == ["has two cats"]
+    assert heuristic_facts("Have you ever been to Japan, I wonder?") == []  # no statement before the question
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -110,6 +110,13 @@ _TRANSIENT = re.compile(
     r"|^i just (?:got (?:home|back|here|there|in|off|up|out)|came|woke|wanted)\b",
     re.I,
 )
+# A question that follows a statement in one unpunctuated sentence ("I'm 46 how about you?"): it starts at a
+# wh-word, or at an auxiliary or modal before "you" (subject-auxiliary inversion).
+_QUESTION_OPENER = re.compile(
+    r"\s(?=(?:what|how|where|when|why|who|which|whats)\b"
+    r"|(?:do|does|did|are|is|was|were|have|has|had|can|could|would|will|should|may|might)\s+(?:you|u|ya)\b)",
+    re.I,
+)
 _YOU = re.compile(r"\b(?:you|your|you're|yours|yourself|u)\b", re.I)
 _VAGUE = frozenset(
     "it that this them stuff thing things those one everything something anything lot lots too also well way kind "
@@ -279,7 +286,10 @@ def _statements(text: str) -> list[_Statement]:
     found = []
     for sentence in _sentences(text):
         if sentence.endswith("?"):
-            continue
+            opener = _QUESTION_OPENER.search(sentence)
+            if opener is None:
+                continue
+            sentence = sentence[: opener.start()]  # the statement before the question, if any
         for raw in _clauses(sentence):
             stripped = _strip_lead(raw).rstrip(" .!,")
             clause = _LEAD_TIME.sub("", stripped)
