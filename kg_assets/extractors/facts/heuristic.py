@@ -123,6 +123,17 @@ _VAGUE = frozenset(
     "sort bit much many more most some any good great fun nice cool awesome amazing interesting time times "
     "sometimes day days".split()
 )
+# A short clause that stops at a word which needs something after it is cut off ("used to go to", "was
+# leaning towards", "knows there's"): prepositions that are no verb particle, articles, possessive and demonstrative
+# determiners, auxiliaries and modals, conjunctions.
+_DANGLING_END = re.compile(
+    r"\b(?:about|at|by|for|from|into|of|to|with|without|toward|towards|through|among|like|than|"
+    r"a|an|the|my|your|their|his|her|our|its|this|these|every|"
+    r"is|are|was|were|be|been|am|has|have|had|does|did|can|could|will|would|should|may|might|must|"
+    r"and|or|but|because|if|as|that|there's|it's|that's)$",
+    re.I,
+)
+_MAX_DANGLING_WORDS = 4  # longer clauses may end in a relative clause ("someone to talk about books with")
 _VAGUE_END = re.compile(r"\b(?:it|that|this|them|there|those|these)$", re.I)
 _HEDGE = re.compile(r"\b(?:maybe|probably|perhaps|kind of|kinda|sort of|pretty sure|possibly|might|i think)\b", re.I)
 _FUTURE = re.compile(
@@ -279,7 +290,8 @@ def _is_vague(content: str) -> bool:
     """A bare verb ("said"), no concrete word, or one concrete word and an object that points elsewhere
     ("is curious about that")."""
     concrete = len(_concrete_words(content))
-    return len(content.split()) < 2 or concrete == 0 or (concrete == 1 and bool(_VAGUE_END.search(content)))
+    return (len(content.split()) < 2 or concrete == 0 or (concrete == 1 and bool(_VAGUE_END.search(content)))
+            or (len(content.split()) <= _MAX_DANGLING_WORDS and bool(_DANGLING_END.search(content))))
 
 
 def _statements(text: str) -> list[_Statement]:
