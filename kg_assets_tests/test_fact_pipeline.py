@@ -72,6 +72,15 @@ def test_a_statement_before_a_question_in_the_same_sentence_is_kept():
     assert [f.content for f in heuristic_facts("I have two cats do you have any pets?")] == ["has two cats"]
     assert heuristic_facts("Have you ever been to Japan, I wonder?") == []  # no statement before the question
 
+
+def test_a_predicate_that_is_the_speakers_makes_a_statement_about_them():
+    # "<something> is my ...": the subject may be any noun phrase but a pronoun, which points elsewhere.
+    assert _facts("Chess is my favorite game.") == [("hobby", "Chess is their favorite game", 0.8, 0.5, "present")]
+    assert [f.content for f in heuristic_facts("Well, the Rolling Stones are my favorite band")] == [
+        "the Rolling Stones are their favorite band"]
+    assert heuristic_facts("This is my favorite part.") == []
+    assert heuristic_facts("She was my teacher") == []
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -117,6 +117,13 @@ _QUESTION_OPENER = re.compile(
     r"|(?:do|does|did|are|is|was|were|have|has|had|can|could|would|will|should|may|might)\s+(?:you|u|ya)\b)",
     re.I,
 )
+# A statement whose predicate is the speaker's ("Poker is my game of choice", "Tacos are my favorite"): a
+# subject of one to five words that is no pronoun, demonstrative or wh-word, then be + my/our.
+_POSSESSIVE_PREDICATE = re.compile(
+    r"^(?!(?:it|that|this|these|those|there|here|he|she|they|what|which|who|you|your|one|mine|its|that's|it's)\b)"
+    r"[\w'&-]+(?:\s+[\w'&-]+){0,4}\s+(?:is|are|was|were)\s+(?:my|our)\s+\w",
+    re.I,
+)
 _YOU = re.compile(r"\b(?:you|your|you're|yours|yourself|u)\b", re.I)
 _VAGUE = frozenset(
     "it that this them stuff thing things those one everything something anything lot lots too also well way kind "
@@ -305,7 +312,7 @@ def _statements(text: str) -> list[_Statement]:
         for raw in _clauses(sentence):
             stripped = _strip_lead(raw).rstrip(" .!,")
             clause = _LEAD_TIME.sub("", stripped)
-            if not _FIRST_PERSON_START.match(clause) or clause.endswith("?"):
+            if not (_FIRST_PERSON_START.match(clause) or _POSSESSIVE_PREDICATE.match(clause)) or clause.endswith("?"):
                 continue
             if _SKIP_START.match(clause) or _TRANSIENT.match(clause) or _YOU.search(clause):
                 continue
