@@ -81,6 +81,14 @@ def test_a_predicate_that_is_the_speakers_makes_a_statement_about_them():
     assert heuristic_facts("This is my favorite part.") == []
     assert heuristic_facts("She was my teacher") == []
 
+
+def test_a_short_clause_cut_off_at_a_word_that_needs_more_gives_no_fact():
+    assert heuristic_facts("Yes, I used to go to") == []
+    assert heuristic_facts("Honestly I was leaning towards") == []
+    # a longer clause may end in a relative clause and is kept
+    assert [f.content for f in heuristic_facts("I have nobody to talk about books with")] == [
+        "has nobody to talk about books with"]
+
 @pytest.mark.parametrize(
     "text",
     [
