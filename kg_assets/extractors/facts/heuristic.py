@@ -277,6 +277,29 @@ def _strip_lead(clause: str) -> str:
     return clause
 
 
+# Time adverbials: the tense is read from the whole clause before they are taken out of the content, so a
+# fact states what is true and `temporal` says when.
+_TIME_ADVERBIAL = re.compile(
+    r",?\s*\b(?:(?:last|next|this|that) (?:week|month|year|summer|winter|spring|fall|autumn|weekend|night|"
+    r"morning|evening|semester|time)|(?:(?:a|an|one|two|three|four|five|six|ten|a few|few|several|many|\d+) )?"
+    r"(?:days?|weeks?|months?|years?|decades?|while) ago|long ago|these days|nowadays|right now|at the moment|"
+    r"at this (?:point|time)|yesterday|today|tonight|tomorrow|lately|recently|currently)\b",
+    re.I,
+)
+# Stance and degree adverbs say how the speaker feels about the statement, not what it states.
+_STANCE_ADVERB = re.compile(
+    r"\s*\b(?:actually|definitely|honestly|totally|basically|literally|seriously|truly|certainly|absolutely|"
+    r"pretty much|kind of|kinda|sort of)\b,?",
+    re.I,
+)
+
+
+def _bare(content: str) -> str:
+    """The content without time adverbials and stance adverbs; the content itself if nothing would be left."""
+    bare = " ".join(_STANCE_ADVERB.sub("", _TIME_ADVERBIAL.sub("", content)).split()).strip(" ,")
+    return bare if len(bare.split()) >= 2 else content
+
+
 def _shorten(content: str) -> str | None:
     """The main clause: the content up to a trailing subordinate part when the head still says something;
     None when nothing under the length limit is left."""
@@ -316,7 +339,7 @@ def _statements(text: str) -> list[_Statement]:
                 continue
             if _SKIP_START.match(clause) or _TRANSIENT.match(clause) or _YOU.search(clause):
                 continue
-            content = _shorten(to_third_person(clause))
+            content = _shorten(_bare(to_third_person(clause)))
             if content is None or _is_vague(content):
                 continue
             words = frozenset(re.findall(r"[\w']+", clause.lower()))
