@@ -95,6 +95,7 @@ def test_time_adverbials_and_stance_adverbs_leave_the_content_and_the_tense_keep
     assert _facts("I'm actually working at a lab these days") == [
         ("work", "is working at a lab", 1.0, 0.8, "present")]
     assert _facts("Honestly I am definitely a night owl") == [("general", "is a night owl", 1.0, 0.5, "present")]
+    assert [f.content for f in heuristic_facts("My life is pretty monotonous")] == ["their life is monotonous"]
     assert [f.content for f in heuristic_facts("I moved recently")] == ["moved recently"]  # nothing else left
 
 @pytest.mark.parametrize(

@@ -286,10 +286,11 @@ _TIME_ADVERBIAL = re.compile(
     r"at this (?:point|time)|yesterday|today|tonight|tomorrow|lately|recently|currently)\b",
     re.I,
 )
-# Stance and degree adverbs say how the speaker feels about the statement, not what it states.
+# Stance and degree adverbs say how the speaker feels about the statement or how much, not what it states.
 _STANCE_ADVERB = re.compile(
     r"\s*\b(?:actually|definitely|honestly|totally|basically|literally|seriously|truly|certainly|absolutely|"
-    r"pretty much|kind of|kinda|sort of)\b,?",
+    r"pretty much|kind of|kinda|sort of|pretty|a little|a bit|fairly|rather|extremely|super|incredibly|"
+    r"somewhat|slightly)\b,?",
     re.I,
 )
 
