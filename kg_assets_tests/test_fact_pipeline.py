@@ -98,6 +98,13 @@ def test_time_adverbials_and_stance_adverbs_leave_the_content_and_the_tense_keep
     assert [f.content for f in heuristic_facts("My life is pretty monotonous")] == ["their life is monotonous"]
     assert [f.content for f in heuristic_facts("I moved recently")] == ["moved recently"]  # nothing else left
 
+
+def test_what_the_speaker_knows_or_remembers_is_no_fact_about_them():
+    # verbs of knowing and remembering as a class, whatever follows them
+    assert heuristic_facts("I know the owner of that diner pretty well") == []
+    assert heuristic_facts("I remember the old cinema downtown") == []
+    assert heuristic_facts("I realized the bus goes past the lake") == []
+
 @pytest.mark.parametrize(
     "text",
     [

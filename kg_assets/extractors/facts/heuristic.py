@@ -94,7 +94,7 @@ _SKIP_START = re.compile(
     r"^(?:we'll|we will|we can|we could|we should|we would|we'd|let's|"
     r"i'd|i'll|i would|i will|i could|i should|i might|i may|i must|i can't wait|"
     r"i (?:really |do |don't |just |also )?(?:think|guess|bet|hope|wish|agree|disagree|understand|see|mean|believe|"
-    r"suppose|imagine|wonder|doubt|feel like|feel that|feel the same|know what|know how you|know that|remember when|"
+    r"suppose|imagine|wonder|doubt|feel like|feel that|feel the same|know|knew|remember|recall|realize|realized|"
     r"hear you|get it|get that|appreciate|recommend|suggest|love that|like that|love it|like it|love this|"
     r"like this|love your|like your|have to say|have to go|have a question|was just|was wondering|was thinking|"
     r"am just|'m just|can imagine|can see|can tell|can't imagine|cannot imagine|can't believe|don't know|"
