@@ -105,6 +105,13 @@ def test_what_the_speaker_knows_or_remembers_is_no_fact_about_them():
     assert heuristic_facts("I remember the old cinema downtown") == []
     assert heuristic_facts("I realized the bus goes past the lake") == []
 
+
+def test_my_someone_and_i_is_one_subject_not_two_clauses():
+    assert [f.content for f in heuristic_facts("My wife and I run a small bakery")] == [
+        "their wife and they run a small bakery"]
+    assert [f.content for f in heuristic_facts("My dog is old and I walk him daily")] == [
+        "their dog is old", "walks him daily"]  # a clause with a verb before "and I" is still cut
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -69,6 +69,7 @@ _CLAUSE_BREAK = re.compile(
     r"|\s+and\s+(?=(?:also\s+)?(?:" + "|".join(_VERBS.split()) + r")\b)",
     re.I,
 )
+_POSSESSIVE_NP = re.compile(r"^\s*(?:my|our)(?:\s+[\w'-]+){1,2}\s*$", re.I)
 _RUN_ON_I = re.compile(r"(?<=[A-Za-z0-9])\s(?=(?:I|i|I'm|i'm|Im|im|I've|i've)\s)")
 _COMPLEMENT_WORDS = frozenset(
     "that if when because so and but or think know guess hope wish as what where how why before after until than "
@@ -255,6 +256,8 @@ def _clauses(sentence: str) -> list[str]:
     out: list[str] = []
     start = 0
     for match in _CLAUSE_BREAK.finditer(sentence):
+        if _POSSESSIVE_NP.match(sentence[start:match.start()]) and match.group().strip().lower() == "and":
+            continue  # a compound subject: "My wife and I run a bakery"
         out.extend(_run_on_parts(sentence[start:match.start()]))
         start = match.end()
     out.extend(_run_on_parts(sentence[start:]))
