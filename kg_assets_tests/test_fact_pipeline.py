@@ -112,6 +112,15 @@ def test_my_someone_and_i_is_one_subject_not_two_clauses():
     assert [f.content for f in heuristic_facts("My dog is old and I walk him daily")] == [
         "their dog is old", "walks him daily"]  # a clause with a verb before "and I" is still cut
 
+
+def test_a_wish_to_do_something_is_a_fact_other_conditionals_are_not():
+    assert _facts("I would love to learn to play the harp") == [
+        ("hobby", "would love to learn to play the harp", 0.8, 0.5, "present")]
+    assert [f.content for f in heuristic_facts("I'd like to go back to school someday")] == [
+        "would like to go back to school someday"]
+    assert heuristic_facts("I would go with the blue one, honestly") == []
+    assert heuristic_facts("I'd love to see your garden sometime") == []  # about the other person
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -93,7 +93,7 @@ _LEAD_TIME = re.compile(
 _LEAD_COMMENT = re.compile(r"^([^,]{1,40}),\s+(?=(?:i|i'm|i've|my|we|we're|our)\b)", re.I)
 _SKIP_START = re.compile(
     r"^(?:we'll|we will|we can|we could|we should|we would|we'd|let's|"
-    r"i'd|i'll|i would|i will|i could|i should|i might|i may|i must|i can't wait|"
+    r"(?:i'd|i would)(?! (?:really )?(?:like|love) to)|i'll|i will|i could|i should|i might|i may|i must|i can't wait|"
     r"i (?:really |do |don't |just |also )?(?:think|guess|bet|hope|wish|agree|disagree|understand|see|mean|believe|"
     r"suppose|imagine|wonder|doubt|feel like|feel that|feel the same|know|knew|remember|recall|realize|realized|"
     r"hear you|get it|get that|appreciate|recommend|suggest|love that|like that|love it|like it|love this|"
