@@ -6,19 +6,27 @@ Statements
     ...", "but my ...", "because I ...", ", before that I ...", but not an appositive ", our CTO, ..."),
     before "and" + a listed verb that continues the subject ("I have two dogs and work as a nurse", which
     becomes "I work as a nurse"), and in unpunctuated run-ons before "I ..." unless the word before it
-    takes a clause ("think", "that", "when" ...). Leading interjections and short comments before a comma
+    takes a clause ("think", "that", "when" ...); "my wife and I ..." is one subject, not two clauses.
+    Leading interjections and short comments before a comma
     ("Oh wow, ...", "Yes, ...") are dropped, unless the comment names someone ("Marcus Webb, our CTO, ...").
     A leading time adverbial ("Before that", "Back then", "Now") is kept for the tense only. A clause is a
-    statement when it then starts with I, I'm, I've, my, we, we're or our (or "me and my").
+    statement when it then starts with I, I'm, I've, my, we, we're or our (or "me and my"), or when its
+    predicate is the speaker's: a subject that is no pronoun, then be + my/our ("Chess is my favorite game").
 Skipped
-    questions (ending in ``?``); conditionals and plans of speech ("I'd ...", "I'll ...", "we'll ...",
-    "let's ..."); opinions and meta-talk ("I think", "I guess", "I hope", "I agree", "I know what you mean",
-    "I love that", "I have to say" ...); passing pleasantries ("I'm good", "I'm doing well", "I'm sorry",
-    "I just got home"); clauses about the other person (they name "you"); vague ones: a bare verb, no
-    concrete word, or one concrete word and an object that points elsewhere ("is curious about that").
+    questions (ending in ``?``), except a statement before the question in the same sentence ("I'm 46 how
+    about you?": the question starts at a wh-word or at an auxiliary before "you"); conditionals and plans
+    of speech ("I'd ...", "I'll ...", "we'll ...", "let's ...", but a wish "I'd like to / I would love to"
+    is kept); opinions and meta-talk ("I think", "I guess", "I hope", "I agree", "I know / remember /
+    realize ...", "I love that", "I have to say" ...); passing pleasantries ("I'm good", "I'm doing well",
+    "I'm sorry", "I just got home / back"); clauses about the other person (they name "you"); vague ones: a
+    bare verb, no concrete word, one concrete word and an object that points elsewhere ("is curious about
+    that"), or at most 4 words ending in a word that needs more (a preposition, article, auxiliary or
+    conjunction: "used to go to").
 Facts
-    ``content``: the clause in third person (person.py), cut before a trailing "because / but / so / which
-    / when / if ..." part when the head keeps 2 concrete words; over 99 characters it is dropped.
+    ``content``: the clause in third person (person.py), without time adverbials ("last week", "years
+    ago", "these days") and stance or degree adverbs ("actually", "honestly", "pretty", "a little") unless
+    nothing would be left, cut before a trailing "because / but / so / which / when / if ..." part when the
+    head keeps 2 concrete words; over 99 characters it is dropped. The tense is read from the whole clause.
     ``type``: the first cue class that fires: life events, work (also "runs / leads ... at <Name>"),
     relationship, family, location, hobby, preference, then event time words, else general.
     ``temporal``: future (will, going to, plan to, next ...), timeless (born, from), past (used to, ago,
