@@ -104,6 +104,8 @@ def test_what_the_speaker_knows_or_remembers_is_no_fact_about_them():
     assert heuristic_facts("I know the owner of that diner pretty well") == []
     assert heuristic_facts("I remember the old cinema downtown") == []
     assert heuristic_facts("I realized the bus goes past the lake") == []
+    assert [f.content for f in heuristic_facts("I know Zoe Mueller from ETH Zurich")] == [
+        "knows Zoe Mueller from ETH Zurich"]  # knowing someone by name is a fact
 
 
 def test_my_someone_and_i_is_one_subject_not_two_clauses():

@@ -103,7 +103,8 @@ _SKIP_START = re.compile(
     r"^(?:we'll|we will|we can|we could|we should|we would|we'd|let's|"
     r"(?:i'd|i would)(?! (?:really )?(?:like|love) to)|i'll|i will|i could|i should|i might|i may|i must|i can't wait|"
     r"i (?:really |do |don't |just |also )?(?:think|guess|bet|hope|wish|agree|disagree|understand|see|mean|believe|"
-    r"suppose|imagine|wonder|doubt|feel like|feel that|feel the same|know|knew|remember|recall|realize|realized|"
+    r"suppose|imagine|wonder|doubt|feel like|feel that|feel the same|remember|recall|realize|realized|"
+    r"(?:know|knew)(?! (?-i:(?!I\b)[A-Z]))|"  # but knowing someone by name is a fact
     r"hear you|get it|get that|appreciate|recommend|suggest|love that|like that|love it|like it|love this|"
     r"like this|love your|like your|have to say|have to go|have a question|was just|was wondering|was thinking|"
     r"am just|'m just|can imagine|can see|can tell|can't imagine|cannot imagine|can't believe|don't know|"
