@@ -5,6 +5,7 @@ PostgreSQL, a data folder in the test's tmp_path) for tests marked `both_backend
 """
 
 import contextlib
+import hashlib
 import io
 import os
 import shutil
@@ -18,6 +19,7 @@ import hypothesis
 import polars as pl
 import psycopg2
 import pytest
+from filelock import FileLock
 
 from kg_assets.cli import main as kg_main
 from kg_assets.definitions import build_definitions
@@ -110,7 +112,7 @@ class Project:
     def run_plan(self, plan, asset_selection=None, with_dbt: bool = False):
         """Carry out a plan the way `kg run` does: one kg_pipeline run over its days, with its scope. The dbt
         marts the plan asks for only `with_dbt` (their build, dbt's start-up, is half of a first run)."""
-        spec = run_spec(plan, self.instance)
+        spec = run_spec(plan, self.instance, self.warehouse)
         add_days(self.instance, spec.missing_days)
         selection = asset_selection or spec.asset_selection
         return self.execute(tags=spec.tags, run_config=spec.run_config,
@@ -165,26 +167,62 @@ def project_settings(inbox: Path, db: Warehouse | Path, facts: FactSettings | No
                     extractor=ExtractorSettings(**extractor), facts=facts or FactSettings())
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """A folder that `build(folder)` fills once per test session, shared by the pytest-xdist workers: the first
+    worker to ask builds it under a file lock, the others wait and reuse it (a session fixture alone is per worker)."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the session's base folder, above each worker's own
+    folder = shared / name
+    with FileLock(f"{folder}.lock"):
+        if not (folder / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
+            folder.mkdir()
+            build(folder)
+            (folder / ".built").touch()
+    return folder
+
+
+def shared_catalog_name(tmp_path_factory) -> str:
+    """The catalog database of the session's built lake: one name for every worker of this session."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    return f"kg_lake_built_{hashlib.sha1(str(base).encode()).hexdigest()[:12]}"
+
+
 @pytest.fixture(scope="session")
 def built_warehouse(tmp_path_factory) -> Path:
     """A warehouse built once from the sample corpus; tests that only read or corrupt it get a copy."""
-    root = tmp_path_factory.mktemp("built")
-    db = root / "warehouse.duckdb"
-    with ephemeral_instance() as instance:
-        built = Project(SAMPLE_INBOX, Warehouse(db), instance, build_definitions(project_settings(SAMPLE_INBOX, db)))
-        assert built.run_all().success
-    return root / "warehouse.duckdb"
+    def build(root: Path) -> None:
+        db = root / "warehouse.duckdb"
+        with ephemeral_instance() as instance:
+            built = Project(SAMPLE_INBOX, Warehouse(db), instance, build_definitions(project_settings(SAMPLE_INBOX, db)))
+            assert built.run_all().success
+    return built_once(tmp_path_factory, "built", build) / "warehouse.duckdb"
 
 
 @pytest.fixture(scope="session")
 def built_lake(tmp_path_factory):
-    """The sample corpus built once into a DuckLake: (catalog database, data folder), which `built` copies."""
-    root = tmp_path_factory.mktemp("built_lake")
-    with catalog_database() as catalog, ephemeral_instance() as instance:
-        warehouse = lake_warehouse(f"{PG} dbname={catalog}", root / "lake")
-        built = Project(SAMPLE_INBOX, warehouse, instance, build_definitions(project_settings(SAMPLE_INBOX, warehouse)))
-        assert built.run_all().success
-        yield catalog, root / "lake"
+    """The sample corpus built once into a DuckLake: (catalog database, data folder), which `built` copies. The
+    catalog database lives until the session ends (dropped by `pytest_sessionfinish` of the main process)."""
+    catalog = shared_catalog_name(tmp_path_factory)
+
+    def build(root: Path) -> None:
+        pg_admin(PG, f"DROP DATABASE IF EXISTS {catalog} WITH (FORCE)")
+        pg_admin(PG, f"CREATE DATABASE {catalog}")
+        with ephemeral_instance() as instance:
+            warehouse = lake_warehouse(f"{PG} dbname={catalog}", root / "lake")
+            built = Project(SAMPLE_INBOX, warehouse, instance, build_definitions(project_settings(SAMPLE_INBOX, warehouse)))
+            assert built.run_all().success
+    return catalog, built_once(tmp_path_factory, "built_lake", build) / "lake"
+
+
+def pytest_sessionfinish(session):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # the main process ends after every worker
+        factory = getattr(session.config, "_tmp_path_factory", None)
+        if factory is not None and (factory.getbasetemp() / "built_lake").exists():
+            pg_admin(PG, f"DROP DATABASE IF EXISTS {shared_catalog_name(factory)} WITH (FORCE)")
 
 
 def copy_lake(source: tuple[str, Path], target: Warehouse) -> None:

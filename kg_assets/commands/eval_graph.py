@@ -4,7 +4,8 @@ Each document of DOCS becomes `DIR/inbox/<name>.txt` (the name: `kg_assets.evalu
 the doc_id itself when it is a plain file name, else a safe form plus a hash of it), and `kg run` itself (its
 parser and `run_command`, so the same planning and definitions, with whatever extractor is configured) builds
 a fresh embedded warehouse `DIR/warehouse.duckdb` from that inbox, with its Dagster instance in
-`DIR/dagster_home`. The graph's current entities are then scored against the gold mentions
+`DIR/dagster_home`, without the dbt marts (`--no-marts`: views over the graph, which the score does not read).
+The graph's current entities are then scored against the gold mentions
 (kg_assets/evaluation/graph.py); the last line printed is one JSON object. The run's own report goes to
 stderr, so stdout holds that line alone.
 
@@ -92,7 +93,7 @@ def run_pipeline(folder: Path) -> int:
     parser = argparse.ArgumentParser(prog="kg")
     run.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["run", "--inbox", str(folder / "inbox"), "--db", str(folder / "warehouse.duckdb"),
-                              "--dagster-home", str(home), "--log-level", "WARNING"])
+                              "--dagster-home", str(home), "--log-level", "WARNING", "--no-marts"])
     with _environment({"KG_WAREHOUSE_BACKEND": "duckdb", "DAGSTER_HOME": str(home)}), \
             contextlib.redirect_stdout(sys.stderr):
         return args.func(args)

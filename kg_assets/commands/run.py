@@ -27,6 +27,9 @@ def register(subparsers) -> None:
     run.add_argument("--partitions-only", action="store_true",
                      help="write the documents' partitions and stop before consolidation: for several runs writing a "
                           "DuckLake at once; a later `kg run` consolidates them")
+    run.add_argument("--no-marts", action="store_true",
+                     help="build the graph but not the dbt marts (views over it): the next `kg run` without this "
+                          "option builds them")
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                      help="Dagster event log level printed while running (default INFO)")
     run_report.add_options(run)
@@ -47,8 +50,8 @@ def run_command(args: argparse.Namespace) -> int:
     from kg_assets.commands.recovery import job_pools, process_tags, wait_for_pools
     from kg_assets.core.files.inbox import InboxMissing
     from kg_assets.core.planning import PlanError
-    from kg_assets.defs.partitions import PARTITIONED_ASSETS
-    from kg_assets.defs.planner import add_days, current_plan, run_spec, today_utc
+    from kg_assets.defs.partitions import CONSOLIDATION_ASSETS, PARTITIONED_ASSETS
+    from kg_assets.defs.planner import add_days, current_plan, marts_are_current, run_spec, today_utc
     from kg_assets.extractors.factory import build_extractor
     from kg_assets.storage.warehouse import Warehouse
 
@@ -65,18 +68,21 @@ def run_command(args: argparse.Namespace) -> int:
     warehouse.record_file_signatures(plan.touched)  # e.g. after a copy or a migration: hashed once, not every run
     print(f"kg run: {plan.inbox_documents:,} documents in {inbox} ({plan.summary()}); DAGSTER_HOME={dagster_home}",
           flush=True)
-    if plan.is_empty:
+    if plan.is_empty and (not warehouse.exists() or marts_are_current(instance, warehouse)):
         print(f"kg run: every document is up to date and the graph too; nothing to run "
               f"({time.perf_counter() - started:.1f}s); warehouse {warehouse.path}")
         if warehouse.exists():
             print_summary(warehouse, None)
         return 0
-    spec = run_spec(plan, instance)
+    spec = run_spec(plan, instance, warehouse)
     if args.partitions_only:
         if not plan.days:
             print("kg run: every document is up to date; --partitions-only leaves consolidation to a later kg run")
             return 0
         spec = dataclasses.replace(spec, asset_selection=[dg.AssetKey(a) for a in PARTITIONED_ASSETS], builds_marts=False)
+    if args.no_marts and spec.builds_marts:
+        keep = (*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS) if plan.days else CONSOLIDATION_ASSETS
+        spec = dataclasses.replace(spec, asset_selection=[dg.AssetKey(a) for a in keep], builds_marts=False)
     add_days(instance, spec.missing_days)
     if plan.days:
         scope = "every document" if plan.documents is None else f"{len(plan.documents):,} documents"

@@ -60,7 +60,10 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: IngestResource, 
     if failed:
         context.log.warning(f"inbox: the run for this plan failed; requesting it again ({cursor.retries} of "
                             f"{SENSOR_RETRIES})")
-    spec = run_spec(plan, context.instance)
+    try:
+        spec = run_spec(plan, context.instance, wh)
+    except WarehouseBusy as exc:  # the marts' views could not be read: the next tick asks again
+        return dg.SkipReason(str(exc))
     request = dg.RunRequest(run_key=run_key, tags=spec.tags, run_config=spec.run_config,
                             asset_selection=spec.asset_selection)
     context.log.info(f"inbox: {plan.summary()}; one run over {', '.join(plan.days) or 'no day (consolidation)'}")
@@ -90,14 +93,15 @@ def _run_failed(instance: dg.DagsterInstance, run_key: str | None) -> bool:
 )
 def nightly_refresh(context: dg.ScheduleEvaluationContext, settings: IngestResource, warehouse: WarehouseResource,
                     extractor: ExtractorResource):
+    wh = warehouse.get()
     try:
-        plan = current_plan(Path(settings.inbox_dir), warehouse.get(), context.instance,
+        plan = current_plan(Path(settings.inbox_dir), wh, context.instance,
                             extractor.build_extractor().version, today_utc(context.scheduled_execution_time))
+        if plan.is_empty:
+            return dg.SkipReason(f"nothing stale ({plan.summary()})")
+        spec = run_spec(plan, context.instance, wh)
     except (InboxMissing, WarehouseBusy) as exc:
         return dg.SkipReason(str(exc))
-    if plan.is_empty:
-        return dg.SkipReason(f"nothing stale ({plan.summary()})")
-    spec = run_spec(plan, context.instance)
     if spec.missing_days:  # a schedule cannot request partitions; the instance gets them directly
         context.instance.add_dynamic_partitions(arrival_days.name, spec.missing_days)
     context.log.info(f"nightly: {plan.summary()}")

@@ -15,6 +15,8 @@ import dagster as dg
 
 DBT_DIR = Path(__file__).resolve().parents[2] / "dbt"
 MANIFEST_PATH = DBT_DIR / "target" / "manifest.json"
+# Where the models' views are: dbt's default schema name is the profile's schema `kg` + "_" + the project's `marts`.
+MARTS_SCHEMA = "kg_marts"
 
 
 def model_code_versions(manifest_path: Path = MANIFEST_PATH) -> dict[dg.AssetKey, str]:

@@ -18,7 +18,7 @@ from kg_assets.core.chunking import CHUNKER_VERSION
 from kg_assets.core.files import DocumentError
 from kg_assets.core.files.inbox import entry_hash, scan_present_inbox
 from kg_assets.core.planning import Plan, frame_digest, plan_work
-from kg_assets.defs.dbt_manifest import model_code_versions
+from kg_assets.defs.dbt_manifest import MARTS_SCHEMA, model_code_versions
 from kg_assets.defs.partitions import (
     CONSOLIDATION_ASSETS,
     PARTITIONED_ASSETS,
@@ -100,12 +100,12 @@ class RunSpec:
     builds_marts: bool  # False: the job can be built without the dbt assets (and without importing dagster-dbt)
 
 
-def run_spec(plan: Plan, instance: dg.DagsterInstance) -> RunSpec:
+def run_spec(plan: Plan, instance: dg.DagsterInstance, warehouse: Warehouse) -> RunSpec:
     """The one run that carries out `plan`, as a `kg_pipeline` run (never an anonymous job).
 
     The dbt marts are views: they are (re)built only when a mart's SQL changed or was never built, since a
     view already shows the new rows. That saves dbt's start-up, the largest fixed cost of a small run."""
-    marts = [] if marts_are_current(instance) else list(model_code_versions())
+    marts = [] if marts_are_current(instance, warehouse) else list(model_code_versions())
     consolidation = [dg.AssetKey(a) for a in CONSOLIDATION_ASSETS]
     if not plan.days:
         return RunSpec({}, {}, consolidation + marts, [], bool(marts))
@@ -119,13 +119,16 @@ def run_spec(plan: Plan, instance: dg.DagsterInstance) -> RunSpec:
                    bool(marts))
 
 
-def marts_are_current(instance: dg.DagsterInstance) -> bool:
-    """Every dbt model's view was last built from the SQL it has now (dagster-dbt's code version)."""
-    for key, code_version in model_code_versions().items():
+def marts_are_current(instance: dg.DagsterInstance, warehouse: Warehouse) -> bool:
+    """Every dbt model's view was last built from the SQL it has now (dagster-dbt's code version), and this
+    warehouse has it: the instance alone cannot tell (another `--db`, a deleted file)."""
+    versions = model_code_versions()
+    for key, code_version in versions.items():
         event = instance.get_latest_materialization_event(key)
         if event is None or event.asset_materialization.tags.get(CODE_VERSION_TAG) != code_version:
             return False
-    return True
+    views = warehouse.view_names(MARTS_SCHEMA)
+    return all(key.path[-1] in views for key in versions)
 
 
 def add_days(instance: dg.DagsterInstance, days: Sequence[str]) -> None:

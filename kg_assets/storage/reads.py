@@ -54,6 +54,13 @@ class WarehouseReads:
             return fetch_frame(con, sql, params)
 
     # ---- what the pipeline reads ---------------------------------------------------------------
+    def view_names(self, schema: str) -> set[str]:
+        """The views of `schema` (the dbt marts' `kg_marts`); none while the warehouse does not exist."""
+        if not self.exists():
+            return set()
+        return set(self._read("SELECT view_name FROM duckdb_views() WHERE schema_name = $schema AND NOT internal",
+                              {"schema": schema})["view_name"])
+
     def read_partitions(self, table: str, document_ids: Sequence[str], current_only: bool = True) -> pl.DataFrame:
         where = "document_id IN (SELECT unnest($ids))"
         if current_only:
