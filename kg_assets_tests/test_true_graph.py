@@ -82,3 +82,20 @@ def test_a_word_of_a_name_is_no_acronym_of_it():
                           ("d3", "USGS", O), ("d3", "US Geological Survey", O)))
     assert not same(c, ("US", O), ("US Secretary", O))  # "US" is a word of the name, not its initials
     assert same(c, ("USGS", O), ("US Geological Survey", O))
+
+
+def heuristic_names(text: str) -> list[str]:
+    import polars as pl
+
+    from kg_assets.extractors.heuristic import HeuristicExtractor
+    rows = HeuristicExtractor().extract(pl.DataFrame({"chunk_id": ["c"], "document_id": ["d"], "text": [text]}))
+    return rows.mentions["name"].to_list()
+
+
+def test_time_zones_and_weekdays_are_no_names_nor_parts_of_names():
+    # a broadcast schedule and a possessive weekday: the clock words go, the places stay whole
+    names = heuristic_names("Broadcasting Hours: SUN 25.06.2017 – 01:15 UTC Cape Town UTC +2 | New York UTC -4 "
+                            "MON 26.06.2017 – 05:15 GMT. In response to Saturday's attack, police acted. "
+                            "Sun Microsystems was sold.")
+    assert {"Cape Town", "New York", "Sun Microsystems"} <= set(names)
+    assert not {"UTC", "SUN", "MON", "GMT", "Saturday", "Cape Town UTC", "New York UTC", "UTC Cape Town UTC"} & set(names)

@@ -32,8 +32,9 @@ class HeuristicExtractor:
     # gives a lower-case description an id per document (rows made before are stale); 6: the row builder
     # makes no row for a nationality or religion word ("Syrian", "Germans", "Muslim") or a role word, and
     # keeps a person apart from a title before the name ("US President Barack Obama"); a verb that opens a
-    # sentence is no part of a name ("Ask Sarah Chen", "Went": `leading_verbs`)
-    code_version = "heuristic-6"
+    # sentence is no part of a name ("Ask Sarah Chen", "Went": `leading_verbs`); 7: time zones and weekdays are
+    # no names nor parts of names ("UTC", "SUN", "Saturday's")
+    code_version = "heuristic-7"
 
     def __init__(
         self,

@@ -9,7 +9,8 @@ Mentions
     (``Statue of Liberty``); ``and`` only inside a span that already holds ``of``/``for``/``on``
     (``Ministry of Science and Technology``). A trailing year joins the span (``NeurIPS 2025``).
     Function words and sentence openers (``The``, ``A``, ``In``, ``This``,
-    ``However``, ``He``, ``They`` ...) and weekday names never belong to a span, so a leading ``The`` is
+    ``However``, ``He``, ``They`` ...), weekday names (``Saturday's``) and capitalised time zones and weekday
+    abbreviations of datelines (``UTC``, ``SUN``) never belong to a span, so a leading ``The`` is
     stripped; spans made only of month names (``March``, ``May 2024``), one-character spans and spans
     whose name normalises to nothing are dropped. Capitalised words of the other cased scripts start
     spans too (Greek, Cyrillic: ``Владимир Иванов``, ``Яндекс``); scripts without case (Chinese, Arabic)
