@@ -99,3 +99,15 @@ def test_time_zones_and_weekdays_are_no_names_nor_parts_of_names():
                             "Sun Microsystems was sold.")
     assert {"Cape Town", "New York", "Sun Microsystems"} <= set(names)
     assert not {"UTC", "SUN", "MON", "GMT", "Saturday", "Cape Town UTC", "New York UTC", "UTC Cape Town UTC"} & set(names)
+
+
+def test_phrases_that_describe_people_by_nationality_or_faith_make_no_entity():
+    from kg_assets.core.extraction.rows import ChunkRecords, MentionRecord, build_rows
+    groups = ["Six Israelis", "Thousands of Syrians", "Young Ugandan", "Ethnic Hungarians", "East German",
+              "Roman Catholic Italians", "German MPs", "Franco-German", "Indo-Pakistani", "African-American",
+              "Bavarians", "Catholics"]
+    names = ["German Bundestag", "Muslim Brotherhood", "Roman Catholic Church", "Middle East", "East Germany",
+             "Bosnia-Herzegovina", "Coca-Cola"]
+    chunk = ChunkRecords("c1", "d1", mentions=[MentionRecord(n, "OTHER") for n in groups + names])
+    rows = build_rows([chunk], extractor="test", extractor_version="t")
+    assert sorted(rows.mentions["name"].to_list()) == sorted(names)

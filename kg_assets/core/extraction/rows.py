@@ -13,7 +13,8 @@ the chunk went. :func:`build_rows` turns a batch of them into frames, with one i
     its chunk writes the same name with capitals (:func:`with_mention_entity_ids`, which ``kg eval
     linking`` uses too, with the document as the unit). A mention whose name
     normalizes to nothing, or is a nationality, regional or religious adjective or demonym ("Syrian",
-    "Germans", "Muslim": :mod:`kg_assets.core.extraction.demonyms`), makes no row, and neither does a
+    "Germans", "Muslim": :mod:`kg_assets.core.extraction.demonyms`) or a phrase describing people by one ("Six
+    Israelis", "Franco-German", "German MPs"), makes no row, and neither does a
     relation or observation that points at it. First, people are kept apart from their titles
     (:func:`_without_titles`): "US President Barack Obama" is the PERSON "Barack Obama" with a ``role``
     observation "US President", and a name made only of role words ("Editor") makes no row.
@@ -42,7 +43,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.extraction.demonyms import is_demonym
+from kg_assets.core.extraction.demonyms import is_demonym, is_group_phrase
 from kg_assets.core.extraction.titles import split_title
 from kg_assets.core.normalize import id_scope_expr, is_description_expr, normalize_name_expr, stable_hash, with_entity_ids
 
@@ -145,8 +146,9 @@ def _entity_ids(chunks: Sequence[ChunkRecords]) -> dict[tuple[str, str, str], tu
         list(rows), schema={"entity_type": pl.String, "name": pl.String, "document_id": pl.String,
                             "chunk_id": pl.String}, orient="row"), unit="chunk_id")
     ids = frame.select("entity_type", "name", "chunk_id", "normalized_name", "entity_id").iter_rows()
-    # a nationality or religion word ("Syrian", "Germans", "Muslim") is no entity: it makes no row
-    return {(t, n, c): ("" if is_demonym(n) else norm, eid) for t, n, c, norm, eid in ids}
+    # a nationality or religion word ("Syrian", "Germans", "Muslim") is no entity, nor a phrase that describes
+    # people by one ("Six Israelis", "Franco-German", "German MPs"): it makes no row
+    return {(t, n, c): ("" if is_demonym(n) or is_group_phrase(n) else norm, eid) for t, n, c, norm, eid in ids}
 
 
 def _confidence_rank(value: float | None) -> float:

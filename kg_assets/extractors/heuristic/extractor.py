@@ -33,7 +33,8 @@ class HeuristicExtractor:
     # makes no row for a nationality or religion word ("Syrian", "Germans", "Muslim") or a role word, and
     # keeps a person apart from a title before the name ("US President Barack Obama"); a verb that opens a
     # sentence is no part of a name ("Ask Sarah Chen", "Went": `leading_verbs`); 7: time zones and weekdays are
-    # no names nor parts of names ("UTC", "SUN", "Saturday's")
+    # no names nor parts of names ("UTC", "SUN", "Saturday's"); the row builder makes no row for a phrase that
+    # describes people by nationality or faith ("Six Israelis", "Franco-German", "German MPs")
     code_version = "heuristic-7"
 
     def __init__(
