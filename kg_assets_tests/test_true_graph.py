@@ -111,3 +111,13 @@ def test_phrases_that_describe_people_by_nationality_or_faith_make_no_entity():
     chunk = ChunkRecords("c1", "d1", mentions=[MentionRecord(n, "OTHER") for n in groups + names])
     rows = build_rows([chunk], extractor="test", extractor_version="t")
     assert sorted(rows.mentions["name"].to_list()) == sorted(names)
+
+
+def test_a_capitalised_common_word_is_no_name():
+    # the line after a headline without a full stop opens a sentence; a word the text also writes in lower
+    # case is a common word wherever it is capitalised; acronyms and cued names stay
+    names = heuristic_names("Market blast kills dozens\nOfficials say the Taliban struck Kabul.\n"
+                            "Dark chapter of Politics in Haiti\nBrokered by the IT firm, not by us: politics, "
+                            "says Ms. Rice. Rice visited Haiti.")
+    assert {"Taliban", "Kabul", "Haiti", "IT", "Rice"} <= set(names)
+    assert not {"Officials", "Politics", "Market"} & set(names)

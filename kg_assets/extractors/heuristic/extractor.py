@@ -34,7 +34,8 @@ class HeuristicExtractor:
     # keeps a person apart from a title before the name ("US President Barack Obama"); a verb that opens a
     # sentence is no part of a name ("Ask Sarah Chen", "Went": `leading_verbs`); 7: time zones and weekdays are
     # no names nor parts of names ("UTC", "SUN", "Saturday's"); the row builder makes no row for a phrase that
-    # describes people by nationality or faith ("Six Israelis", "Franco-German", "German MPs")
+    # describes people by nationality or faith ("Six Israelis", "Franco-German", "German MPs"); a capitalised
+    # common word is no name (a line start is a sentence start; "Politics" beside "politics": `common_words`)
     code_version = "heuristic-7"
 
     def __init__(
