@@ -17,10 +17,16 @@ strongly elsewhere, a surname).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from kg_assets.extractors.heuristic.mentions import Span
+
+class _Mention(Protocol):  # a `mentions.Span` (not imported: mentions imports this module)
+    name: str
+    words: tuple[str, ...]
+    cue: str
+
+
+M = TypeVar("M", bound=_Mention)
 
 _LOWER_WORD = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*")
 _WEAK_CUES = ("fallback", "preposition")
@@ -38,7 +44,7 @@ def _bare(name: str) -> str:
     return re.sub(r"['’]s?$", "", name)
 
 
-def without_common_words(text: str, spans: list[Span]) -> list[Span]:
+def without_common_words(text: str, spans: list[M]) -> list[M]:
     """The spans without the one-word, uncued mentions that the chunk also writes in lower case."""
     candidates = [sp for sp in spans if len(sp.words) == 1 and sp.cue in _WEAK_CUES
                   and " " not in sp.name and _bare(sp.name)[1:].islower()]
