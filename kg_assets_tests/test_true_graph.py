@@ -121,3 +121,21 @@ def test_a_capitalised_common_word_is_no_name():
                             "says Ms. Rice. Rice visited Haiti.")
     assert {"Taliban", "Kabul", "Haiti", "IT", "Rice"} <= set(names)
     assert not {"Officials", "Politics", "Market"} & set(names)
+
+
+def test_titles_come_off_names_whatever_the_type_and_wherever_they_stand():
+    from kg_assets.core.extraction.rows import ChunkRecords, MentionRecord, build_rows
+    names = [("French Justice Minister Christiane Taubira", "LOCATION"), ("Dutch Justice Minister Ard van der Steur", "OTHER"),
+             ("Superstar DJ Diplo", "OTHER"), ("Father Gianni Baget Bozzo", "OTHER"), ("Frau Merkel", "OTHER"),
+             ("US Secretary", "OTHER"), ("UN High Commissioner", "OTHER"), ("Kyle James Editor", "OTHER"),
+             ("President Kennedy Airport", "LOCATION"), ("Stephen King", "PERSON"), ("Father Christmas", "OTHER")]
+    rows = build_rows([ChunkRecords("c1", "d1", mentions=[MentionRecord(n, t) for n, t in names])],
+                      extractor="test", extractor_version="t")
+    got = dict(rows.mentions.select("name", "entity_type").iter_rows())
+    assert got == {"Christiane Taubira": "PERSON", "Ard van der Steur": "PERSON", "Diplo": "PERSON",
+                   "Gianni Baget Bozzo": "PERSON", "Merkel": "PERSON", "Kyle James": "OTHER",
+                   "President Kennedy Airport": "LOCATION", "Stephen King": "PERSON", "Father Christmas": "OTHER"}
+    roles = dict(rows.attributes.select("entity_name", "value").iter_rows())
+    assert roles["Kyle James"] == "Editor" and roles["Christiane Taubira"] == "French Justice Minister"
+    # the heuristic keeps "of State" with its title, so the title comes off whole
+    assert "John Kerry" in heuristic_names("The tour of US Secretary of State John Kerry went well.")

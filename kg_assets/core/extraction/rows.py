@@ -44,7 +44,7 @@ import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.core.extraction.demonyms import is_demonym, is_group_phrase
-from kg_assets.core.extraction.titles import split_title
+from kg_assets.core.extraction.titles import split_title, split_trailing_title
 from kg_assets.core.normalize import id_scope_expr, is_description_expr, normalize_name_expr, stable_hash, with_entity_ids
 
 
@@ -160,14 +160,29 @@ PERSON_OR_UNTYPED = ("PERSON", "OTHER")
 
 def _without_titles(chunk: ChunkRecords) -> ChunkRecords:
     """The chunk's records with people, not their titles (`titles.split_title`): a person or untyped mention
-    "US President Barack Obama" becomes the PERSON "Barack Obama" with a role observation "US President",
-    and a name made only of role or nationality words ("Editor", "Prime Minister") an empty name (no row)."""
+    "US President Barack Obama" becomes the PERSON "Barack Obama" with a role observation "US President" (a
+    place or organisation too behind a title of two words or more: "Prime Minister Silvio Berlusconi"), a name
+    made only of role or nationality words ("Editor", "Prime Minister", "US Secretary") an empty name (no
+    row), and a byline's "Kyle James Editor" the name "Kyle James" (its type kept) with the role "Editor"."""
     mentions: list[MentionRecord] = []
     observations = list(chunk.observations)
     for i, m in enumerate(chunk.mentions):
         split = split_title(m.name)
-        if split is None or (split[0] and m.entity_type not in PERSON_OR_UNTYPED):
-            mentions.append(m)
+        # a mention typed a place or an organisation is read as a titled person only behind a title of two words
+        # or more ("Prime Minister Silvio Berlusconi"; "President Kennedy Airport" stays the airport)
+        if split is not None and split[0] and m.entity_type not in PERSON_OR_UNTYPED and \
+                len(m.name[:len(split[2])].split()) < 2:
+            split = None
+        if split is None:
+            trailing = split_trailing_title(m.name)
+            if trailing is not None:  # "Kyle James Editor": the name keeps its type, the title is its role
+                name, role = trailing
+                mentions.append(MentionRecord(name, m.entity_type, m.description, m.confidence, m.char_start,
+                                              None if m.char_start is None else m.char_start + len(name),
+                                              m.gleaning_pass))
+                observations.append(ObservationRecord(i, "role", role, m.confidence, m.gleaning_pass))
+            else:
+                mentions.append(m)
             continue
         name, offset, role = split
         start = None if m.char_start is None else m.char_start + offset

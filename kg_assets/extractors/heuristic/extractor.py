@@ -35,7 +35,9 @@ class HeuristicExtractor:
     # sentence is no part of a name ("Ask Sarah Chen", "Went": `leading_verbs`); 7: time zones and weekdays are
     # no names nor parts of names ("UTC", "SUN", "Saturday's"); the row builder makes no row for a phrase that
     # describes people by nationality or faith ("Six Israelis", "Franco-German", "German MPs"); a capitalised
-    # common word is no name (a line start is a sentence start; "Politics" beside "politics": `common_words`)
+    # common word is no name (a line start is a sentence start; "Politics" beside "politics": `common_words`);
+    # "of" and a title word stay with a title ("Secretary of State John Kerry"), and the row builder's title rule
+    # reaches further (places and organisations, titles after a name, "US Secretary")
     code_version = "heuristic-7"
 
     def __init__(

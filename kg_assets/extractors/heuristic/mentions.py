@@ -56,6 +56,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
+from kg_assets.core.extraction.titles import TITLE_HEADS, TITLE_MODIFIERS
 from kg_assets.extractors.heuristic.common_words import opens_line, without_common_words
 from kg_assets.extractors.heuristic.lexicon import (
     CONNECTORS,
@@ -263,6 +264,8 @@ class MentionFinder:
         if first in ("of", "for", "on"):
             if last in HEAD_TYPES:
                 return True
+            if first == "of" and last in TITLE_HEADS and word_key(right) in TITLE_MODIFIERS:
+                return True  # a title ("Secretary of State John Kerry"), which the row builder splits off
             return (
                 first == "of"
                 and len(cur) == 1
