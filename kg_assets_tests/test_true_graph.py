@@ -139,3 +139,12 @@ def test_titles_come_off_names_whatever_the_type_and_wherever_they_stand():
     assert roles["Kyle James"] == "Editor" and roles["Christiane Taubira"] == "French Justice Minister"
     # the heuristic keeps "of State" with its title, so the title comes off whole
     assert "John Kerry" in heuristic_names("The tour of US Secretary of State John Kerry went well.")
+
+
+def test_in_a_title_case_line_a_span_is_a_name_only_as_far_as_the_text_names_it_elsewhere():
+    names = heuristic_names("Netherlands Opens Up Labor Market\nThe Netherlands opens its labor market to workers "
+                            "from Poland.\n## Mzoudi Verdict Postponed Amid New Testimony\nA court in Hamburg put off "
+                            "the verdict on Abdelghani Mzoudi.\nSarah Chen\n")
+    assert {"Netherlands", "Mzoudi", "Abdelghani Mzoudi", "Poland", "Hamburg", "Sarah Chen"} <= set(names)
+    assert not {"Netherlands Opens Up Labor Market", "Mzoudi Verdict Postponed Amid New Testimony",
+                "Labor Market", "New Testimony"} & set(names)

@@ -12,6 +12,7 @@ from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, Menti
 from kg_assets.extractors.base import settings_digest
 from kg_assets.extractors.heuristic.attributes import AttributeReader
 from kg_assets.extractors.heuristic.chat_turns import CONF_SPEAKER, read_chat, speaker_names, speaker_spans
+from kg_assets.extractors.heuristic.headlines import names_in_headlines
 from kg_assets.extractors.heuristic.leading_verbs import without_leading_verbs
 from kg_assets.extractors.heuristic.lexicon import BUILTIN_GAZETTEER, word_key
 from kg_assets.extractors.heuristic.mentions import MentionFinder
@@ -37,7 +38,8 @@ class HeuristicExtractor:
     # describes people by nationality or faith ("Six Israelis", "Franco-German", "German MPs"); a capitalised
     # common word is no name (a line start is a sentence start; "Politics" beside "politics": `common_words`);
     # "of" and a title word stay with a title ("Secretary of State John Kerry"), and the row builder's title rule
-    # reaches further (places and organisations, titles after a name, "US Secretary")
+    # reaches further (places and organisations, titles after a name, "US Secretary"); in a Title-Case line a
+    # span is a name only as far as the text names it elsewhere (`headlines`)
     code_version = "heuristic-7"
 
     def __init__(
@@ -98,6 +100,7 @@ class HeuristicExtractor:
 
         mentions = without_leading_verbs(text, [MentionRecord(sp.name, sp.etype, sentence_text(sp.sent), sp.conf,
                                                               sp.start, sp.end) for sp in spans])
+        mentions = names_in_headlines(text, mentions)  # "Netherlands Opens Up Labor Market" is "Netherlands"
         if chat is not None and "PERSON" in self._allowed:
             # the speakers named in line prefixes, after the spans: relations and observations index spans
             mentions += [MentionRecord(name, "PERSON", f"speaker in the chat at {sent_at}", CONF_SPEAKER, start, end)
