@@ -148,3 +148,9 @@ def test_in_a_title_case_line_a_span_is_a_name_only_as_far_as_the_text_names_it_
     assert {"Netherlands", "Mzoudi", "Abdelghani Mzoudi", "Poland", "Hamburg", "Sarah Chen"} <= set(names)
     assert not {"Netherlands Opens Up Labor Market", "Mzoudi Verdict Postponed Amid New Testimony",
                 "Labor Market", "New Testimony"} & set(names)
+
+
+def test_a_capitalised_the_inside_a_sentence_belongs_to_the_name():
+    names = heuristic_names('The courts in The Hague ruled. According to The Times, Mbeki paid. A film called '
+                            '"The Red Elvis" ran. The Hague is calm.')
+    assert {"The Hague", "The Times", "The Red Elvis", "Hague", "Mbeki"} <= set(names)  # "Hague": sentence start
