@@ -154,3 +154,8 @@ def test_a_capitalised_the_inside_a_sentence_belongs_to_the_name():
     names = heuristic_names('The courts in The Hague ruled. According to The Times, Mbeki paid. A film called '
                             '"The Red Elvis" ran. The Hague is calm.')
     assert {"The Hague", "The Times", "The Red Elvis", "Hague", "Mbeki"} <= set(names)  # "Hague": sentence start
+
+
+def test_the_plural_of_an_acronym_is_no_name():
+    names = heuristic_names("Aid groups and NGOs met CEOs of the firms. The NGO Oxfam spoke for the UN.")
+    assert {"Oxfam", "UN"} <= set(names) and not {"NGOs", "CEOs"} & set(names)

@@ -11,7 +11,8 @@ A one-word mention with no cue of its own (typed by nothing, or only by a prepos
 Group A", "to History"), written with one capital and the rest lower case, is dropped when its chunk also has
 the word in lower case. Acronyms ("US" beside "us", "IT" beside "it") and words with inner capitals
 ("iPhone") are not concerned, nor a word typed by a cue (a title, the gazetteer, the same name typed
-strongly elsewhere, a surname).
+strongly elsewhere, a surname). Nor is the plural of an acronym a name ("NGOs", "CEOs", "MEPs": a class of
+things).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ M = TypeVar("M", bound=_Mention)
 
 _LOWER_WORD = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*")
 _WEAK_CUES = ("fallback", "preposition")
+_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s\Z")
 
 
 _LINE_START = re.compile(r"[\s\"'“‘(\[]*\Z")
@@ -45,11 +47,13 @@ def _bare(name: str) -> str:
 
 
 def without_common_words(text: str, spans: list[M]) -> list[M]:
-    """The spans without the one-word, uncued mentions that the chunk also writes in lower case."""
-    candidates = [sp for sp in spans if len(sp.words) == 1 and sp.cue in _WEAK_CUES
-                  and " " not in sp.name and _bare(sp.name)[1:].islower()]
-    if not candidates:
-        return spans
-    lower = set(_LOWER_WORD.findall(text))
-    drop = {id(sp) for sp in candidates if _bare(sp.name).lower() in lower}
+    """The spans without the one-word, uncued mentions that the chunk also writes in lower case, nor plurals of
+    acronyms."""
+    single = [sp for sp in spans if len(sp.words) == 1 and sp.cue in _WEAK_CUES and " " not in sp.name]
+    # the plural of an acronym is a class of things, not a name: "NGOs", "CEOs", "MEPs", "IDs"
+    drop = {id(sp) for sp in single if _ACRONYM_PLURAL.match(sp.name)}
+    candidates = [sp for sp in single if _bare(sp.name)[1:].islower()]
+    if candidates:
+        lower = set(_LOWER_WORD.findall(text))
+        drop.update(id(sp) for sp in candidates if _bare(sp.name).lower() in lower)
     return [sp for sp in spans if id(sp) not in drop] if drop else spans
