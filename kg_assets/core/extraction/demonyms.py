@@ -37,7 +37,7 @@ Americans American Britons Briton Brits Brit Danes Dane Dutchman Dutchmen Englis
 Frenchman Frenchmen Frenchwoman Icelanders Icelander Irishman Irishmen Kiwis Kiwi Lao Luxembourgers
 Luxembourger New Zealander New Zealanders Poles Pole Scots Scot Spaniards Spaniard Swedes Swede Thais Turks
 Turk Welshman Welshmen Jews Hindus Sikhs Arabs Filipinos Filipinas Filipina Kyrgyzstani Kazakhs Uzbeks Tajiks Turkmens Kurds Kurd
-Kurdish Swazis Swazi
+Kurdish Swazis Swazi Catholics
 """
 _REGIONAL = """
 African Arab Arabic Asian Balkan Caucasian Central Asian Eurasian European Latin American
@@ -45,6 +45,9 @@ Latino Latina Hispanic Middle Eastern Nordic North African North American North 
 Scandinavian South African South American South Korean Southeast Asian Sub-Saharan West African
 East African Western Eastern Soviet Persian Pashtun Tamil Sikh Tibetan Uyghur Uighur Yazidi Berber Bedouin
 Basque Catalan Flemish Walloon Chechen Crimean Slavic Romani
+Bavarian Prussian Saxon Swabian Frisian Hessian Tyrolean Silesian Bohemian Moravian Alsatian Breton Corsican
+Sicilian Sardinian Tuscan Venetian Neapolitan Andalusian Galician Cornish Texan Californian Floridian Berliner
+Londoner Parisian Muscovite Viennese
 """
 _RELIGIOUS = """
 Muslim Islamic Islamist Christian Catholic Protestant Orthodox Evangelical Anglican Lutheran Methodist
@@ -79,6 +82,65 @@ def _forms() -> frozenset[str]:
 
 DEMONYMS: frozenset[str] = _forms()
 _SPACE = re.compile(r"\s+")
+
+
+# Words that, around a demonym, still describe a group of people and name nothing: numbers and quantifiers
+# ("Two Israelis", "Thousands of Syrians"), adjectives of age, origin, faith or stance ("Young Ugandan",
+# "Ethnic Hungarians", "Roman Catholic"), compass words ("East German", "Eastern Europeans"), and plurals of
+# roles ("German MPs", "African Writers").
+_GROUP_WORDS = frozenset("""
+one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred
+hundreds thousand thousands million millions dozen dozens tens scores several many some few most all both
+young old elderly ethnic fellow native local ordinary devout radical moderate militant hardline roman
+ancient modern medieval contemporary
+east west north south eastern western northern southern central northeastern northwestern southeastern
+southwestern
+mps meps ngos ceos lawmakers legislators politicians officials leaders experts tourists writers authors
+artists workers soldiers troops refugees migrants immigrants students voters citizens nationals residents
+activists fans players members delegates diplomats investors businessmen clerics priests
+""".split())
+# first parts of hyphenated adjectives that join nationalities ("Franco-German", "Indo-Pakistani", "Sino-US")
+_COMBINING_FORMS = frozenset("franco anglo indo sino russo afro euro judeo greco austro italo hispano luso "
+                             "turco irano germano polono pan".split())
+
+
+# first words of two-word demonyms ("Middle Eastern", "New Zealander"), which the list also holds alone: inside a
+# phrase they are no demonym ("Middle East" is a place)
+_FIRST_PARTS = frozenset("sri puerto central latin middle north south southeast sub- west east new".split())
+
+
+def _demonym_word(word: str) -> bool:
+    return word in DEMONYMS and word not in _FIRST_PARTS
+
+
+def _is_demonym_compound(word: str) -> bool:
+    """A hyphenated adjective of nationalities or faiths: "Franco-German", "German-Jewish", "African-American"."""
+    parts = [p for p in word.casefold().split("-") if p]
+    return len(parts) >= 2 and all(_demonym_word(p) or (i < len(parts) - 1 and p in _COMBINING_FORMS)
+                                   for i, p in enumerate(parts))
+
+
+def is_group_phrase(name: str) -> bool:
+    """True for a phrase that describes people by nationality or faith and names no one: a demonym or a
+    hyphenated compound of them ("Franco-German", "African-American"), alone or with numbers, quantifiers,
+    adjectives, compass words and role plurals around it ("Six Israelis", "Thousands of Syrians", "East German",
+    "Roman Catholic Italians", "German MPs"). A phrase with any other word ("German Bundestag", "Muslim
+    Brotherhood", "Roman Catholic Church") is a name and stays."""
+    words = _SPACE.sub(" ", name.strip().strip("\"'“”‘’.,;:()")).split(" ")
+    if words and words[0].casefold() == "the":
+        words = words[1:]
+    found = False
+    for i, word in enumerate(words):
+        w = word.casefold()
+        if _demonym_word(w) or _is_demonym_compound(w):
+            found = True
+        elif w in _GROUP_WORDS or (w == "of" and 0 < i < len(words) - 1):
+            continue
+        elif i + 1 < len(words) and f"{w} {words[i + 1].casefold()}" in DEMONYMS:
+            continue  # the first word of a two-word demonym ("Sri Lankans"), the next word completes it
+        else:
+            return False
+    return found
 
 
 def is_demonym(name: str) -> bool:

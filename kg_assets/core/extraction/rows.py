@@ -13,7 +13,8 @@ the chunk went. :func:`build_rows` turns a batch of them into frames, with one i
     its chunk writes the same name with capitals (:func:`with_mention_entity_ids`, which ``kg eval
     linking`` uses too, with the document as the unit). A mention whose name
     normalizes to nothing, or is a nationality, regional or religious adjective or demonym ("Syrian",
-    "Germans", "Muslim": :mod:`kg_assets.core.extraction.demonyms`), makes no row, and neither does a
+    "Germans", "Muslim": :mod:`kg_assets.core.extraction.demonyms`) or a phrase describing people by one ("Six
+    Israelis", "Franco-German", "German MPs"), makes no row, and neither does a
     relation or observation that points at it. First, people are kept apart from their titles
     (:func:`_without_titles`): "US President Barack Obama" is the PERSON "Barack Obama" with a ``role``
     observation "US President", and a name made only of role words ("Editor") makes no row.
@@ -42,8 +43,8 @@ from datetime import UTC, datetime
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.extraction.demonyms import is_demonym
-from kg_assets.core.extraction.titles import split_title
+from kg_assets.core.extraction.demonyms import is_demonym, is_group_phrase
+from kg_assets.core.extraction.titles import split_title, split_trailing_title
 from kg_assets.core.normalize import id_scope_expr, is_description_expr, normalize_name_expr, stable_hash, with_entity_ids
 
 
@@ -145,8 +146,9 @@ def _entity_ids(chunks: Sequence[ChunkRecords]) -> dict[tuple[str, str, str], tu
         list(rows), schema={"entity_type": pl.String, "name": pl.String, "document_id": pl.String,
                             "chunk_id": pl.String}, orient="row"), unit="chunk_id")
     ids = frame.select("entity_type", "name", "chunk_id", "normalized_name", "entity_id").iter_rows()
-    # a nationality or religion word ("Syrian", "Germans", "Muslim") is no entity: it makes no row
-    return {(t, n, c): ("" if is_demonym(n) else norm, eid) for t, n, c, norm, eid in ids}
+    # a nationality or religion word ("Syrian", "Germans", "Muslim") is no entity, nor a phrase that describes
+    # people by one ("Six Israelis", "Franco-German", "German MPs"): it makes no row
+    return {(t, n, c): ("" if is_demonym(n) or is_group_phrase(n) else norm, eid) for t, n, c, norm, eid in ids}
 
 
 def _confidence_rank(value: float | None) -> float:
@@ -158,14 +160,29 @@ PERSON_OR_UNTYPED = ("PERSON", "OTHER")
 
 def _without_titles(chunk: ChunkRecords) -> ChunkRecords:
     """The chunk's records with people, not their titles (`titles.split_title`): a person or untyped mention
-    "US President Barack Obama" becomes the PERSON "Barack Obama" with a role observation "US President",
-    and a name made only of role or nationality words ("Editor", "Prime Minister") an empty name (no row)."""
+    "US President Barack Obama" becomes the PERSON "Barack Obama" with a role observation "US President" (a
+    place or organisation too behind a title of two words or more: "Prime Minister Silvio Berlusconi"), a name
+    made only of role or nationality words ("Editor", "Prime Minister", "US Secretary") an empty name (no
+    row), and a byline's "Kyle James Editor" the name "Kyle James" (its type kept) with the role "Editor"."""
     mentions: list[MentionRecord] = []
     observations = list(chunk.observations)
     for i, m in enumerate(chunk.mentions):
         split = split_title(m.name)
-        if split is None or (split[0] and m.entity_type not in PERSON_OR_UNTYPED):
-            mentions.append(m)
+        # a mention typed a place or an organisation is read as a titled person only behind a title of two words
+        # or more ("Prime Minister Silvio Berlusconi"; "President Kennedy Airport" stays the airport)
+        if split is not None and split[0] and m.entity_type not in PERSON_OR_UNTYPED and \
+                len(m.name[:len(split[2])].split()) < 2:
+            split = None
+        if split is None:
+            trailing = split_trailing_title(m.name)
+            if trailing is not None:  # "Kyle James Editor": the name keeps its type, the title is its role
+                name, role = trailing
+                mentions.append(MentionRecord(name, m.entity_type, m.description, m.confidence, m.char_start,
+                                              None if m.char_start is None else m.char_start + len(name),
+                                              m.gleaning_pass))
+                observations.append(ObservationRecord(i, "role", role, m.confidence, m.gleaning_pass))
+            else:
+                mentions.append(m)
             continue
         name, offset, role = split
         start = None if m.char_start is None else m.char_start + offset

@@ -19,20 +19,35 @@ spokesperson commissioner general colonel captain lieutenant admiral marshal ser
 emir sultan ayatollah imam cardinal archbishop bishop rabbi pastor rapper singer actor actress coach striker
 midfielder defender goalkeeper chief judge prosecutor founder co-founder executive professor dr mr mrs ms
 lawmaker mp correspondent reporter journalist author novelist candidate frau herr monsieur madame dictator
-leader head boss manager officer
+leader head boss manager officer mep dj producer comedian musician painter photographer filmmaker composer
+poet economist analyst archaeologist historian scientist researcher activist lawyer attorney priest father
+witness duke duchess countess baron baroness
 """.split())
 # words that may stand before a head inside a title ("Prime Minister", "Foreign Secretary") and alone are no name
 TITLE_MODIFIERS = frozenset("""
 prime foreign interior defense defence finance economy economics justice deputy vice former acting state
 federal national chief executive senior junior assistant general managing opposition party supreme
+high superstar new
 """.split())
 # heads that, alone before one word, name a person by title ("President Obama", "Rapper XXXTentacion"); other
 # heads alone before one word are part of a name ("Queen Elizabeth", "General Motors", "Head Office")
 SINGLE_HEADS = frozenset("""
 president chancellor minister premier governor mayor senator ambassador rapper singer actor actress coach
 striker midfielder defender goalkeeper editor reporter correspondent journalist novelist dictator
+mr mrs ms dr frau herr monsieur madame mp mep dj archaeologist economist analyst historian scientist researcher
+activist lawyer producer comedian musician painter photographer filmmaker composer poet
 """.split())
+# offices named in the plural before several people ("Presidents Dilma Rousseff and ...")
+TITLE_HEADS = TITLE_HEADS | {h + "s" for h in "president minister chancellor premier governor mayor senator".split()}
+# heads that may follow a name in a byline or caption ("Kyle James Editor", "Reuters Correspondent"): titles
+# that are no surnames (unlike "King", "Bishop", "Major" of "Stephen King", "John Major")
+TRAILING_HEADS = frozenset("""
+editor correspondent reporter journalist spokesman spokeswoman spokesperson ceo cfo cto coo chairman chairwoman
+""".split())
+_ACRONYM = re.compile(r"[A-Z]{2,3}\Z")  # "US Secretary", "UN High Commissioner": a body before a title
 _CONNECTORS = frozenset({"of", "the", "and", "for", "de"})
+# lower-case particles inside a person's name ("Ard van der Steur", "Thomas de Maiziere")
+_PARTICLES = frozenset("van von der den de da di del du la le bin al ten ter".split())
 _TOKEN = re.compile(r"\S+")
 
 
@@ -58,18 +73,36 @@ def split_title(name: str) -> tuple[str, int, str] | None:
     tokens = [(m.group(), m.start()) for m in _TOKEN.finditer(name)]
     if not tokens:
         return None
-    if all(_is_role_word(t) for t, _ in tokens) and any(
-            _is_title_word(t) for t, _ in tokens):
+    if all(_is_role_word(t) or (_ACRONYM.match(t) and i < len(tokens) - 1) for i, (t, _) in enumerate(tokens)) \
+            and any(_is_title_word(t) for t, _ in tokens):
         return "", 0, ""
     last_head = max((i for i, (t, _) in enumerate(tokens) if t.casefold().strip(".,") in TITLE_HEADS), default=-1)
     if last_head < 0 or last_head == len(tokens) - 1:
         return None
-    prefix, rest = tokens[:last_head + 1], tokens[last_head + 1:]
+    # the title goes on through "of" and title words after its head ("Secretary of State John Kerry")
+    end = last_head + 1
+    while end < len(tokens) - 1 and (tokens[end][0] in _CONNECTORS or _is_title_word(tokens[end][0])):
+        end += 1
+    prefix, rest = tokens[:end], tokens[end:]
     if not all(t[:1].isupper() or t.casefold() in _CONNECTORS for t, _ in prefix):
         return None
-    if len(rest) > 4 or not all(t[:1].isupper() and not _is_title_word(t) for t, _ in rest):
+    if len(rest) > 4 or not all((t[:1].isupper() and not _is_title_word(t)) or (0 < i < len(rest) - 1 and t in _PARTICLES)
+                                for i, (t, _) in enumerate(rest)):
         return None
     if len(prefix) == 1 and len(rest) == 1 and prefix[0][0].casefold() not in SINGLE_HEADS:
         return None
     start = rest[0][1]
     return name[start:], start, name[:prefix[-1][1] + len(prefix[-1][0])]
+
+
+def split_trailing_title(name: str) -> tuple[str, str] | None:
+    """(the name, the title) for a name followed by a title that is no surname, as bylines and captions write
+    them ("Kyle James Editor" -> "Kyle James", "Editor"); None otherwise. What precedes must be one to four
+    capitalised words that are no title words."""
+    tokens = name.split()
+    if len(tokens) < 2 or tokens[-1].casefold().strip(".,:") not in TRAILING_HEADS:
+        return None
+    rest = tokens[:-1]
+    if len(rest) > 4 or not all(t[:1].isupper() and not _is_title_word(t) for t in rest):
+        return None
+    return name[:name.rstrip().rfind(tokens[-1])].rstrip(), tokens[-1]

@@ -10,8 +10,10 @@ from kg_assets.core.extraction.figures import add_figure_node
 from kg_assets.core.extraction.prompts import DEFAULT_ENTITY_TYPES
 from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, MentionRecord, build_rows
 from kg_assets.extractors.base import settings_digest
+from kg_assets.extractors.heuristic.articles import with_inner_the
 from kg_assets.extractors.heuristic.attributes import AttributeReader
 from kg_assets.extractors.heuristic.chat_turns import CONF_SPEAKER, read_chat, speaker_names, speaker_spans
+from kg_assets.extractors.heuristic.headlines import names_in_headlines
 from kg_assets.extractors.heuristic.leading_verbs import without_leading_verbs
 from kg_assets.extractors.heuristic.lexicon import BUILTIN_GAZETTEER, word_key
 from kg_assets.extractors.heuristic.mentions import MentionFinder
@@ -32,8 +34,15 @@ class HeuristicExtractor:
     # gives a lower-case description an id per document (rows made before are stale); 6: the row builder
     # makes no row for a nationality or religion word ("Syrian", "Germans", "Muslim") or a role word, and
     # keeps a person apart from a title before the name ("US President Barack Obama"); a verb that opens a
-    # sentence is no part of a name ("Ask Sarah Chen", "Went": `leading_verbs`)
-    code_version = "heuristic-6"
+    # sentence is no part of a name ("Ask Sarah Chen", "Went": `leading_verbs`); 7: time zones and weekdays are
+    # no names nor parts of names ("UTC", "SUN", "Saturday's"); the row builder makes no row for a phrase that
+    # describes people by nationality or faith ("Six Israelis", "Franco-German", "German MPs"); a capitalised
+    # common word is no name (a line start is a sentence start; "Politics" beside "politics": `common_words`);
+    # "of" and a title word stay with a title ("Secretary of State John Kerry"), and the row builder's title rule
+    # reaches further (places and organisations, titles after a name, "US Secretary"); in a Title-Case line a
+    # span is a name only as far as the text names it elsewhere (`headlines`); a capitalised "The" inside a
+    # sentence is part of the name as written ("in The Hague": `articles`; the entity id is unchanged)
+    code_version = "heuristic-7"
 
     def __init__(
         self,
@@ -93,6 +102,8 @@ class HeuristicExtractor:
 
         mentions = without_leading_verbs(text, [MentionRecord(sp.name, sp.etype, sentence_text(sp.sent), sp.conf,
                                                               sp.start, sp.end) for sp in spans])
+        mentions = names_in_headlines(text, mentions)  # "Netherlands Opens Up Labor Market" is "Netherlands"
+        mentions = with_inner_the(text, mentions)  # "in The Hague"
         if chat is not None and "PERSON" in self._allowed:
             # the speakers named in line prefixes, after the spans: relations and observations index spans
             mentions += [MentionRecord(name, "PERSON", f"speaker in the chat at {sent_at}", CONF_SPEAKER, start, end)

@@ -39,6 +39,22 @@ STOPWORDS = _CONTRACTIONS | {w.replace("'", "’") for w in _CONTRACTIONS} | _wo
     dear ok okay is are was were be been being am do does did have has had would shall should can could
     might must monday tuesday wednesday thursday friday saturday sunday mondays fridays weekend"""
 )
+# Clock and calendar words of datelines and broadcast schedules ("SUN 25.06.2017 – 01:15 UTC", "Berlin UTC
+# +2", "Saturday's attack"): never a name nor part of one. Weekday names count in any case and with a
+# possessive; time zones and weekday abbreviations only in capitals ("Sun" is also a name: Sun Microsystems).
+WEEKDAYS = _words("monday tuesday wednesday thursday friday saturday sunday")
+CLOCK_ABBREVIATIONS = _words(
+    """utc gmt cet cest eet eest wet west bst est edt cst cdt mst mdt pst pdt akst hst jst kst msk aest aedt
+    awst nzst nzdt ist sgt hkt mon tue tues wed thu thur thurs fri sat sun"""
+)
+
+
+def is_clock_word(word: str) -> bool:
+    """A weekday name ("Saturday", "Monday's") or a capitalised time zone or weekday abbreviation ("UTC", "SUN")."""
+    bare = re.sub(r"['’]s?$", "", word)
+    return bare.casefold() in WEEKDAYS or (bare.isupper() and bare.casefold() in CLOCK_ABBREVIATIONS)
+
+
 # Words of prompt and answer protocols (chat roles, the tuple format's terminators and record kinds, entity
 # type names): a name made only of these is a document quoting a protocol, e.g. an injection, not an entity.
 PROTOCOL_WORDS = _words(

@@ -9,7 +9,8 @@ Mentions
     (``Statue of Liberty``); ``and`` only inside a span that already holds ``of``/``for``/``on``
     (``Ministry of Science and Technology``). A trailing year joins the span (``NeurIPS 2025``).
     Function words and sentence openers (``The``, ``A``, ``In``, ``This``,
-    ``However``, ``He``, ``They`` ...) and weekday names never belong to a span, so a leading ``The`` is
+    ``However``, ``He``, ``They`` ...), weekday names (``Saturday's``) and capitalised time zones and weekday
+    abbreviations of datelines (``UTC``, ``SUN``) never belong to a span, so a leading ``The`` is
     stripped; spans made only of month names (``March``, ``May 2024``), one-character spans and spans
     whose name normalises to nothing are dropped. Capitalised words of the other cased scripts start
     spans too (Greek, Cyrillic: ``Владимир Иванов``, ``Яндекс``); scripts without case (Chinese, Arabic)
@@ -42,7 +43,9 @@ Types (first rule that fires; confidence in brackets)
     Northwind`` next to ``Northwind Robotics``), is ORGANIZATION [0.7]; a
     single-word mention equal to the last word of an earlier PERSON span (``Chen`` after ``Sarah Chen``)
     is PERSON [0.7] and keeps its own name. A sentence-initial single word with no cue at all
-    (``Researchers found ...``) is dropped unless the same name also occurs mid-sentence in the chunk.
+    (``Researchers found ...``; a word that opens a line counts as sentence-initial) is dropped unless the
+    same name also occurs mid-sentence in the chunk, and a single word with no cue but a preposition that the
+    chunk also writes in lower case is a common word, dropped (``common_words.py``).
     Types outside ``entity_types`` become OTHER (or the mention is dropped when OTHER is not allowed
     either). A sentence-initial single word directly followed by ``is headquartered in`` / ``moved its
     headquarters`` is kept (it is an organisation subject).
@@ -53,6 +56,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
+from kg_assets.core.extraction.titles import TITLE_HEADS, TITLE_MODIFIERS
+from kg_assets.extractors.heuristic.common_words import opens_line, without_common_words
 from kg_assets.extractors.heuristic.lexicon import (
     CONNECTORS,
     DETERMINERS,
@@ -161,6 +166,7 @@ class MentionFinder:
         spans = [sp for sp in self._spans(text, sentences, [s for s, _ in sentences]) if not _protocol_only(sp.name)]
         if spans:
             self._resolve_in_chunk(text, spans)
+            spans = without_common_words(text, spans)  # "Officials", "Politics" beside "officials", "politics"
         return spans
 
     def _decompose(self, group: str) -> tuple[tuple, ...]:
@@ -225,7 +231,7 @@ class MentionFinder:
                         parts = before.split()
                         p1 = parts[-1].lower() if parts else None
                         p2 = parts[-2].lower() if len(parts) > 1 else None
-                    sp.initial = _HAS_WORD_RE.search(text, ss, start) is None
+                    sp.initial = _HAS_WORD_RE.search(text, ss, start) is None or opens_line(text, start)
                 sp.prev1, sp.prev2 = p1, p2
                 # attributive use: "the AI team", "Boston-based"
                 if text[end:end + 1] == "-" and text[end + 1:end + 2].islower():
@@ -258,6 +264,8 @@ class MentionFinder:
         if first in ("of", "for", "on"):
             if last in HEAD_TYPES:
                 return True
+            if first == "of" and last in TITLE_HEADS and word_key(right) in TITLE_MODIFIERS:
+                return True  # a title ("Secretary of State John Kerry"), which the row builder splits off
             return (
                 first == "of"
                 and len(cur) == 1

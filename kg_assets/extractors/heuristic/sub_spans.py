@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kg_assets.extractors.heuristic.lexicon import CONNECTORS, HONORIFICS, STOPWORDS, TITLES_ANYWHERE
+from kg_assets.extractors.heuristic.lexicon import CONNECTORS, HONORIFICS, STOPWORDS, TITLES_ANYWHERE, is_clock_word
 
 Token = tuple[int, int, str]  # start and end offsets in the match, the word
 
@@ -77,8 +77,8 @@ class _Splitter:
         elif key in TITLES_ANYWHERE or (key in HONORIFICS and not self.cur):
             # the next span is a person's when a capitalised word follows the title
             self._end_span(lower, honor_next=index + 1 < len(tokens) and tokens[index + 1][2][0].isupper())
-        elif lower in STOPWORDS and not (word.isupper() and len(word) > 1):
-            self._end_span(lower, honor_next=False)
+        elif (lower in STOPWORDS and not (word.isupper() and len(word) > 1)) or is_clock_word(word):
+            self._end_span(lower, honor_next=False)  # a stop word or a dateline's clock word ("UTC", "SUN")
         else:
             self._word(index, start, end, word, lower)
 

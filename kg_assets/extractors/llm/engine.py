@@ -96,8 +96,11 @@ class LLMExtractor:
 
     name = "llm"
     # 2: ids from the shared row builder; 3: its per-document ids of lower-case descriptions; 4: no row for a
-    # nationality or religion word (core/extraction/demonyms.py) or a role word; titles split from names
-    code_version = "llm-4"
+    # nationality or religion word (core/extraction/demonyms.py) or a role word; titles split from names; 5: no
+    # row for a phrase describing people by nationality or faith ("Six Israelis", "Franco-German"); titles come
+    # off places and organisations behind a title of two words ("Prime Minister Silvio Berlusconi" typed LOCATION),
+    # off the end of a byline's name ("Kyle James Editor"), and a body before a title is no name ("US Secretary")
+    code_version = "llm-5"
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
                  stage_timer: StageTimer | None = None):
