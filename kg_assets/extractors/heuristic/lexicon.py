@@ -197,7 +197,23 @@ NOT_VERBS_ED = _words("hundred indeed speed breed embed bed red shed need seed f
 # Words right after a mention that still let it be a relation endpoint (it is the subject, not a modifier).
 REPORTING = _words("said says told announced reported added noted wrote explained confirmed")
 
+def _country_names() -> set[str]:
+    """Every country's name, common and official name from ISO 3166 (pycountry), inverted forms cut to their
+    head ("Iran, Islamic Republic of" -> "Iran", "Falkland Islands (Malvinas)" -> "Falkland Islands")."""
+    import pycountry
+
+    names = set()
+    for country in pycountry.countries:
+        for field in ("name", "common_name", "official_name"):
+            value = getattr(country, field, None)
+            if value:
+                names.add(value.split(",")[0].split("(")[0].strip())
+    return names
+
+
 BUILTIN_GAZETTEER: dict[str, str] = {
+    # every country (a country named alone was OTHER wherever no preposition said "in"), then well-known places
+    **{n: "LOCATION" for n in _country_names()},
     # places
     **{
         n: "LOCATION"
