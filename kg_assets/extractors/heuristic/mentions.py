@@ -20,7 +20,7 @@ Mentions
 Types (first rule that fires; confidence in brackets)
     1. honorific/title before the span (``Dr.``, ``Prof.``, ``Mr.``, ``Ms.``, ``Sir``, ``CEO``, ``CTO``,
        ``President``, ``Senator`` ...) -> PERSON, the title is not part of the name [0.85]
-    2. gazetteer (built-in few dozen well-known countries, cities, companies, technologies, products,
+    2. gazetteer (every country of ISO 3166, and a built-in few dozen well-known cities, companies, technologies, products,
        concepts; extendable with ``gazetteer=``), exact name, case-insensitive [0.9]
     3. head word in a span of 2+ words, scanned from the end: corporate/institution heads (``Inc``,
        ``Corp``, ``Ltd``, ``LLC``, ``GmbH``, ``Company``, ``Lab``, ``University``, ``Institute``, ``Bank``,
