@@ -1,6 +1,7 @@
 """dbt models on top of the `kg` schema, as Dagster assets (their tests become asset checks).
 
-The dagster-dbt way: `DbtProject.prepare_if_dev()` re-parses the project under `dagster dev`; otherwise
+The dagster-dbt way: the project is re-parsed under `dagster dev` (as `DbtProject.prepare_if_dev()` does, with
+the dbt beside this Python); otherwise
 the manifest is prepared once, outside any import (`scripts/dev.sh` calls dagster-dbt's preparer on
 the project when a dbt file is newer than the manifest). Sources name their Dagster asset in dbt's own
 `meta.dagster.asset_key` (dbt/models/sources.yml), which the default translator reads.
@@ -19,16 +20,21 @@ from kg_assets.defs.dbt_manifest import DBT_DIR
 from kg_assets.defs.resources import WarehouseResource
 
 dbt_project = DbtProject(project_dir=DBT_DIR, profiles_dir=DBT_DIR)
-dbt_project.prepare_if_dev()
-if not dbt_project.manifest_path.exists():
-    raise FileNotFoundError(
-        f"no dbt manifest at {dbt_project.manifest_path}: run scripts/dev.sh (any command), which prepares it")
 
 
 def dbt_resource() -> DbtCliResource:
     # The dbt installed beside this Python, so an un-activated virtualenv works too.
     beside = Path(sys.executable).parent / "dbt"
     return DbtCliResource(project_dir=dbt_project, dbt_executable=str(beside) if beside.exists() else "dbt")
+
+
+# dagster-dbt's `prepare_if_dev()` parses the project with the `dbt` on PATH, which `dagster dev` started from
+# an un-activated virtualenv does not have: the same parse, with the dbt beside this Python.
+if dbt_project.preparer.using_dagster_dev():
+    dbt_resource().cli(["parse", "--quiet"], target_path=dbt_project.target_path).wait()
+if not dbt_project.manifest_path.exists():
+    raise FileNotFoundError(
+        f"no dbt manifest at {dbt_project.manifest_path}: run scripts/dev.sh (any command), which prepares it")
 
 
 class KgTranslator(DagsterDbtTranslator):
