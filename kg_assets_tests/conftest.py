@@ -131,6 +131,10 @@ class Project:
             run_config=run_config or {},
         )
 
+    def consolidate(self):
+        """One run of the `consolidation` job without the dbt marts (their build is dbt's start-up)."""
+        return self.execute("consolidation", asset_selection=[dg.AssetKey(a) for a in CONSOLIDATION_ASSETS])
+
     def run_all(self, with_dbt: bool = False, asset_selection=None):
         """Every arrival day and every inbox file (`kg run --all`); dbt marts only when asked (they cost seconds)."""
         return self.run_plan(self.plan(everything=True), asset_selection=asset_selection, with_dbt=with_dbt)

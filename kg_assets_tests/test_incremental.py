@@ -78,7 +78,7 @@ def test_a_merge_can_be_undone_and_redone(built, capsys):
     db = str(project.warehouse.path)
     alias = project.sql("""SELECT a.from_id, a.to_id FROM kg.entity_aliases a
                            WHERE a.method = 'person_short_form' ORDER BY a.from_id LIMIT 1""").row(0, named=True)
-    consolidate = lambda: project.execute("consolidation").success  # noqa: E731
+    consolidate = lambda: project.consolidate().success  # noqa: E731
     assert main(["link", "split", alias["from_id"], "entity_unknown", "--db", db]) == 2
     assert main(["link", "split", alias["from_id"], alias["to_id"], "--note", "different people", "--db", db]) == 0
     assert consolidate()

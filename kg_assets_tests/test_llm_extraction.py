@@ -290,7 +290,7 @@ def test_entities_with_many_description_fragments_get_a_cached_llm_summary(llm_p
     assert project.warehouse.row_count("entity_summaries") == many.height - 1
     calls = project.server.calls
     project.server.set_responder(normal)
-    assert project.execute("consolidation").success
+    assert project.consolidate().success
     assert project.server.calls == calls + 1, "cached summaries are free; only the failed one is asked again"
 
 
