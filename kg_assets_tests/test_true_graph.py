@@ -193,3 +193,33 @@ def test_a_roman_numeral_is_written_whole_in_an_acronym():
     c = clusters(mentions(("d1", "World War II", X), ("d2", "WWI", X), ("d3", "WWII", X)))
     assert not same(c, ("WWI", X), ("World War II", X))
     assert same(c, ("WWII", X), ("World War II", X))
+
+
+# -- issue 20 item 3: a surname alone joins the full name across documents when unambiguous (name-rules-6) --
+
+
+def test_an_untyped_surname_joins_the_only_person_of_that_surname_in_the_corpus():
+    c = clusters(mentions(("d1", "Angela Merkel", P), ("d1", "Angela Merkel", P), ("d2", "Merkel", X)))
+    assert same(c, ("Merkel", X), ("Angela Merkel", P))
+    assert c[("Merkel", X)] == c[("Angela Merkel", P)]
+
+
+def test_a_surname_of_two_people_stays_apart_across_documents():
+    c = clusters(mentions(("d1", "George Bush", P), ("d2", "Jeb Bush", P), ("d3", "Bush", X), ("d4", "Bush", X)))
+    assert not same(c, ("Bush", X), ("George Bush", P)) and not same(c, ("Bush", X), ("Jeb Bush", P))
+    # an untyped full name of that surname is as much a rival as a typed one
+    c = clusters(mentions(("d1", "George Bush", P), ("d2", "Jeb Bush", X), ("d3", "Bush", X), ("d4", "Bush", P)))
+    assert not same(c, ("Bush", X), ("George Bush", P)) and not same(c, ("Bush", X), ("Jeb Bush", X))
+    assert not same(c, ("Bush", P), ("George Bush", P))
+
+
+def test_a_lone_word_the_corpus_writes_as_a_given_name_or_a_place_is_no_surname_across_documents():
+    # "Jordan" is Michael Jordan's surname and Jordan Reyes's given name: alone in another story it is neither
+    c = clusters(mentions(("d1", "Michael Jordan", P), ("d2", "Jordan Reyes", P), ("d3", "Jordan", P),
+                          ("d4", "Jordan", X)))
+    assert not same(c, ("Jordan", P), ("Michael Jordan", P)) and not same(c, ("Jordan", X), ("Michael Jordan", P))
+    # "Washington" typed a place as often as a person: not read as George Washington's surname elsewhere
+    c = clusters(mentions(("d1", "George Washington", P), ("d2", "Washington", L), ("d3", "Washington", P),
+                          ("d4", "Washington", X)))
+    assert not same(c, ("Washington", P), ("George Washington", P))
+    assert not same(c, ("Washington", X), ("George Washington", P))
