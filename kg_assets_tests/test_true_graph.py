@@ -159,3 +159,67 @@ def test_a_capitalised_the_inside_a_sentence_belongs_to_the_name():
 def test_the_plural_of_an_acronym_is_no_name():
     names = heuristic_names("Aid groups and NGOs met the bosses. Then IDs were checked by Oxfam and the UN.")
     assert {"Oxfam", "UN"} <= set(names) and not {"NGOs", "IDs"} & set(names)
+
+
+# -- issue 20 item 4: a short form joins a longer name only when it names the same thing (name-rules-6) --
+
+
+def test_half_of_a_hyphenated_word_is_no_short_form():
+    c = clusters(mentions(("d1", "Asia-Pacific", X), ("d1", "Pacific", X), ("d2", "Jean-Claude Duvalier", P),
+                          ("d2", "Jean", P), ("d2", "Duvalier", P), ("d3", "Omar Al-Kutobi", P), ("d3", "Kutobi", P)))
+    assert not same(c, ("Pacific", X), ("Asia-Pacific", X))  # a part of the region's name, not the region
+    assert not same(c, ("Jean", P), ("Jean-Claude Duvalier", P))  # half of a double given name
+    assert same(c, ("Duvalier", P), ("Jean-Claude Duvalier", P))  # the surname is a whole word
+    assert same(c, ("Kutobi", P), ("Omar Al-Kutobi", P))  # an Arabic article is no half of the name
+
+
+def test_a_contained_name_ends_where_a_phrase_of_the_long_name_ends():
+    c = clusters(mentions(("d1", "Center for European Policy Studies", O), ("d2", "Center for European Policy", O),
+                          ("d3", "Council of Europe and the OSCE", O), ("d3", "Council of Europe", O),
+                          ("d4", "Supreme Court of India", O), ("d5", "Supreme Court", O)))
+    assert not same(c, ("Center for European Policy", O), ("Center for European Policy Studies", O))
+    assert not same(c, ("Council of Europe", O), ("Council of Europe and the OSCE", O))
+    assert same(c, ("Supreme Court", O), ("Supreme Court of India", O))  # the whole "of India" is left out
+
+
+def test_a_given_name_is_one_word():
+    c = clusters(mentions(("d1", "Martin Luther King", P), ("d1", "Martin Luther", P),
+                          ("d2", "Barack Obama", P), ("d2", "Barack", P)))
+    assert not same(c, ("Martin Luther", P), ("Martin Luther King", P))  # another person's full name
+    assert same(c, ("Barack", P), ("Barack Obama", P))
+
+
+def test_a_roman_numeral_is_written_whole_in_an_acronym():
+    c = clusters(mentions(("d1", "World War II", X), ("d2", "WWI", X), ("d3", "WWII", X)))
+    assert not same(c, ("WWI", X), ("World War II", X))
+    assert same(c, ("WWII", X), ("World War II", X))
+
+
+# -- issue 20 item 3: a surname alone joins the full name across documents when unambiguous (name-rules-6) --
+
+
+def test_an_untyped_surname_joins_the_only_person_of_that_surname_in_the_corpus():
+    c = clusters(mentions(("d1", "Angela Merkel", P), ("d1", "Angela Merkel", P), ("d2", "Merkel", X)))
+    assert same(c, ("Merkel", X), ("Angela Merkel", P))
+    assert c[("Merkel", X)] == c[("Angela Merkel", P)]
+
+
+def test_a_surname_of_two_people_stays_apart_across_documents():
+    c = clusters(mentions(("d1", "George Bush", P), ("d2", "Jeb Bush", P), ("d3", "Bush", X), ("d4", "Bush", X)))
+    assert not same(c, ("Bush", X), ("George Bush", P)) and not same(c, ("Bush", X), ("Jeb Bush", P))
+    # an untyped full name of that surname is as much a rival as a typed one
+    c = clusters(mentions(("d1", "George Bush", P), ("d2", "Jeb Bush", X), ("d3", "Bush", X), ("d4", "Bush", P)))
+    assert not same(c, ("Bush", X), ("George Bush", P)) and not same(c, ("Bush", X), ("Jeb Bush", X))
+    assert not same(c, ("Bush", P), ("George Bush", P))
+
+
+def test_a_lone_word_the_corpus_writes_as_a_given_name_or_a_place_is_no_surname_across_documents():
+    # "Jordan" is Michael Jordan's surname and Jordan Reyes's given name: alone in another story it is neither
+    c = clusters(mentions(("d1", "Michael Jordan", P), ("d2", "Jordan Reyes", P), ("d3", "Jordan", P),
+                          ("d4", "Jordan", X)))
+    assert not same(c, ("Jordan", P), ("Michael Jordan", P)) and not same(c, ("Jordan", X), ("Michael Jordan", P))
+    # "Washington" typed a place as often as a person: not read as George Washington's surname elsewhere
+    c = clusters(mentions(("d1", "George Washington", P), ("d2", "Washington", L), ("d3", "Washington", P),
+                          ("d4", "Washington", X)))
+    assert not same(c, ("Washington", P), ("George Washington", P))
+    assert not same(c, ("Washington", X), ("George Washington", P))

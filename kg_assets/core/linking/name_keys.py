@@ -30,6 +30,8 @@ CONNECTORS = [
 # prepositions that end the head of a name: "Bank of America" is a bank, "Order of the Rising Sun" an order
 HEAD_CONNECTORS = ["of", "for", "de", "del", "della", "des", "du", "da", "di", "in", "on", "at", "to", "against",
                    "from", "von", "van"]
+# Arabic articles written before a name with a hyphen ("Al-Kutobi", "El-Sonni"): not half of a compound.
+NAME_ARTICLES = ["AL", "EL"]
 # Very common country aliases that no rule can derive (the "+A for America" pattern, Britain).
 GEO_ALIASES = {
     "US": "UNITED STATES", "USA": "UNITED STATES", "UNITED STATES OF AMERICA": "UNITED STATES",
@@ -57,6 +59,7 @@ ORG_TYPES = ["ORGANIZATION", OTHER, VALUE]
 MAX_TOKENS = 10  # longer "names" are phrases: they can be linked by key but publish no handles
 MIN_SHORT_CHARS = 4  # the seed rule: the shorter side of a containment has at least 4 characters
 MAX_ACRONYM = 10
+ROMAN_NUMERAL = r"^(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$"  # I to LXXXIX, in capitals
 
 
 def _drop_first(cond: pl.Expr) -> pl.Expr:
@@ -217,7 +220,9 @@ def acronym_forms(frame: pl.DataFrame, tokens: str = "tok") -> pl.DataFrame:
     e = pl.element()
     is_conn = e.str.to_lowercase().is_in(CONNECTORS)
     content = e.str.contains(r"^\p{Lu}") & ~is_conn  # a number is no word of an acronym ("Q1 2025" is not Q2)
-    initial = e.str.slice(0, 1).str.to_uppercase()
+    # a roman numeral is a number, written whole: "World War II" is WWII, never WWI
+    roman = e.str.contains(ROMAN_NUMERAL) & (e.str.len_chars() > 0)
+    initial = pl.when(roman).then(e).otherwise(e.str.slice(0, 1).str.to_uppercase())
     whole = pl.when(e.str.contains(r"^\p{Lu}{2,4}$")).then(e).otherwise(initial)
 
     def letters(keep: pl.Expr, letter: pl.Expr) -> pl.Expr:
@@ -242,7 +247,7 @@ def acronym_forms(frame: pl.DataFrame, tokens: str = "tok") -> pl.DataFrame:
 def long_form_handles(nodes: pl.DataFrame, short_keys: pl.DataFrame, short_acronyms: pl.DataFrame) -> pl.DataFrame:
     """(l, h_key, rule, global_ok) for long nodes, restricted to keys some short node has."""
     long = nodes.filter((pl.col("n_tok") >= 2) & (pl.col("n_tok") <= MAX_TOKENS)).select(
-        "idx", "entity_type", "tok", "up", "n_tok")
+        "idx", "entity_type", "tok", "up", "n_tok", "name")
     frames = []
     runs = _token_run_handles(nodes, long, short_keys)
     if runs.height:
@@ -294,6 +299,7 @@ def _with_run_shape(runs: pl.DataFrame, nodes: pl.DataFrame) -> pl.DataFrame:
     first_prep = is_prep.list.arg_max()
     head = pl.when(is_prep.list.any() & (first_prep > 0)).then(first_prep - 1).otherwise(pl.col("n_tok") - 1)
     runs = runs.with_columns(
+        _splits_a_compound().alias("splits_compound"),
         outside_tok.alias("outside"),
         (pl.col("start") == 0).alias("is_prefix"),
         (pl.col("start") + pl.col("length") == pl.col("n_tok")).alias("is_suffix"),
@@ -317,23 +323,59 @@ def _with_run_shape(runs: pl.DataFrame, nodes: pl.DataFrame) -> pl.DataFrame:
         .alias("extras_descriptors"),
         ((pl.col("start") <= pl.col("head")) & (pl.col("head") < pl.col("start") + pl.col("length")))
         .alias("has_head"),
+        # the run ends where a phrase of the name ends: at its head, before a preposition or at its end
+        # ("Center for European Policy" is not "Center for European Policy Studies", "Council of Europe" not
+        # "Council of Europe and the OSCE"; "Supreme Court" is "Supreme Court of India")
+        ((pl.col("start") + pl.col("length") - 1 == pl.col("head"))
+         | (pl.col("start") + pl.col("length") == pl.col("n_tok"))
+         | pl.col("tok").list.get(pl.col("start") + pl.col("length"), null_on_oob=True).str.to_lowercase()
+         .is_in(HEAD_CONNECTORS).fill_null(False)).alias("ends_phrase"),
     )
+
+
+def _hyphen_glued(left: pl.Expr, right: pl.Expr) -> pl.Expr:
+    """Whether the words `left` and `right` (upper case) are written as one hyphenated word in the name."""
+    spaced = pl.concat_str(pl.lit(" "), pl.col("name").fill_null("").str.normalize("NFKD")
+                           .str.replace_all(r"\p{M}", "").str.to_uppercase()
+                           .str.replace_all(r"[\p{Pd}]", "-").str.replace_all(r"[^\p{L}\p{N}-]+", " "), pl.lit(" "))
+    pair = pl.concat_str(left, pl.lit("-"), right)
+    return pl.any_horizontal(
+        spaced.str.contains(pl.concat_str(pl.lit(a), pair, pl.lit(b)), literal=True) for a in " -" for b in " -"
+    ).fill_null(False)
+
+
+def _splits_a_compound() -> pl.Expr:
+    """A run whose first or last word is half of a hyphenated word names a part of it, not the whole:
+    "Pacific" is not "Asia-Pacific", "Jean" not "Jean-Claude Duvalier", "Jones" not "Zeta-Jones". An Arabic
+    article before a hyphen is no part of a person's name ("Kutobi" is "Omar Al-Kutobi")."""
+    end = pl.col("start") + pl.col("length")
+    before = pl.col("up").list.get(pl.col("start") - 1, null_on_oob=True)
+    first = pl.col("up").list.get(pl.col("start"), null_on_oob=True)
+    last = pl.col("up").list.get(end - 1, null_on_oob=True)
+    after = pl.col("up").list.get(end, null_on_oob=True)
+    article = (pl.col("entity_type") == "PERSON") & before.is_in(NAME_ARTICLES)
+    left = (pl.col("start") > 0) & _hyphen_glued(before, first) & ~article
+    right = (end < pl.col("n_tok")) & _hyphen_glued(last, after)
+    return (left | right).fill_null(False)
 
 
 def _run_rule() -> pl.Expr:
     """The rule by which a run of a long name is its short form, by the long name's type (null: none)."""
     et = pl.col("entity_type")
     return (
+        pl.when(pl.col("splits_compound")).then(None)
         # a person's short forms come from a name: "Doctor" is no surname of "new Doctor", a description
-        pl.when(et == "PERSON").then(
+        .when(et == "PERSON").then(
             pl.when(~pl.col("extras_namelike")).then(None)
             .when(pl.col("is_suffix") & (pl.col("length") == 1)).then(pl.lit("surname"))
             .when(pl.col("is_suffix")).then(pl.lit("person_short_form"))
-            .when(pl.col("is_prefix")).then(pl.lit("first_name")))
+            # one given name: a longer prefix is another person's full name ("Martin Luther" is not "Martin
+            # Luther King", "John Cage" not "John Cage Organ Project")
+            .when(pl.col("is_prefix") & (pl.col("length") == 1)).then(pl.lit("first_name")))
         .when(et == "LOCATION").then(None)  # Albany / Albany County, Germany / East Germany: other places
         .otherwise(
-            pl.when(pl.col("extras_namelike") & pl.col("has_head") & ~pl.col("after_connector")
-                    & ~pl.col("extras_numbered")).then(pl.lit("containment"))
+            pl.when(pl.col("extras_namelike") & pl.col("has_head") & pl.col("ends_phrase")
+                    & ~pl.col("after_connector") & ~pl.col("extras_numbered")).then(pl.lit("containment"))
             # "Northwind" names "Northwind Robotics": what the head lacks only says what kind of company
             .when((et == "ORGANIZATION") & pl.col("is_prefix") & pl.col("extras_descriptors"))
             .then(pl.lit("org_short_form")))

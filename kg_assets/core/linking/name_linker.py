@@ -31,11 +31,13 @@ names; none is tuned to a data set.
    have at least 4 characters (the seed rule). Candidate long forms:
    - person_short_form (PERSON): the surname ("Obama" -> "Barack Obama") or a trailing run ("Luther
      King"); first + last of a longer name ("John Kennedy" -> "John F. Kennedy"), first + middle
-     initials + last ("William H. Armstrong"), initials + last ("J. Kennedy", "J. H. Dearle"); given
-     names ("Barack" -> "Barack Obama") only with same-document evidence.
+     initials + last ("William H. Armstrong"), initials + last ("J. Kennedy", "J. H. Dearle"); a given
+     name ("Barack" -> "Barack Obama"), one word ("Martin Luther" is not "Martin Luther King"), only with
+     same-document evidence.
    - acronym: initials of the capitalised content words of the long form, with or without the
-     connectors (of, and, for ...), all-caps words kept whole ("US Geological Survey" -> USGS), or an
-     acronym declared in parentheses. The short side must be written in capitals.
+     connectors (of, and, for ...), all-caps words kept whole ("US Geological Survey" -> USGS) and
+     roman numerals always whole ("World War II" is WWII, not WWI), or an acronym declared in
+     parentheses. The short side must be written in capitals; none is one of the long name's words.
    - containment (types other than PERSON and LOCATION): the short key is a contiguous token run of the
      long key that
        * contains the head of the long name (the last word, or the word before the first "of"/"for"/
@@ -45,7 +47,13 @@ names; none is tuned to a data set.
        * leaves only name-like extra words (capitalised or connectors): "Apple" never reaches "apple
          pie";
        * leaves no number or roman numeral ("World Cup" is not "2014 World Cup", "Legends" not
-         "Legends II").
+         "Legends II");
+       * ends where a phrase of the long name ends, at its head, before a preposition or at its end:
+         "Center for European Policy" is not "Center for European Policy Studies", "Council of Europe"
+         not "Council of Europe and the OSCE".
+   - no rule takes half of a hyphenated word: "Pacific" is not "Asia-Pacific", "Jean" not
+     "Jean-Claude Duvalier" (an Arabic article before a person's name is no half: "Kutobi" is "Omar
+     Al-Kutobi").
    - org_short_form (ORGANIZATION): the leading words of a company name when every word left out only
      says what kind of company it is (Robotics, Analytics, Systems, Labs, Group, Holdings ...:
      `name_keys.COMPANY_DESCRIPTORS`): "Northwind" -> "Northwind Robotics", while "Apex" is not "Apex
@@ -64,8 +72,13 @@ names; none is tuned to a data set.
    - across documents (only when the short id never co-occurs with any candidate): exactly one
      candidate entity in the whole corpus, by a specific rule: surnames and person short forms,
      multi-token contained names, acronyms of 3+ letters. Single-word heads of other types and given
-     names need a shared document. The short id may not occur in more than twice as many documents
-     as its long form (except acronyms): "Berg" in 50 documents is not the "Anna Berg" of one.
+     names need a shared document. A lone surname ("Merkel", typed PERSON or untyped) joins the only
+     person of that surname in the corpus (name-rules-6, `type_vote.lone_surname_evidence`), unless the
+     corpus also writes the word as a person's given name ("Jordan" of "Jordan Reyes"), types it as a
+     place, organisation or other thing at least as often as a person ("Washington"), or has another
+     full name ending in it, typed PERSON or untyped ("Bush" with "George Bush" and "Jeb Bush"). The
+     short id may not occur in more than twice as many documents as its long form (except acronyms):
+     "Berg" in 50 documents is not the "Anna Berg" of one.
    Short forms are resolved from the longest to the shortest, so "Obama" sees "Barack Obama" and
    "Barack Hussein Obama" as one candidate once they are linked. An entity joins as a short form at
    most once, so a short form never bridges two different long entities.
@@ -91,7 +104,7 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.core.linking.clusters import OTHER, Clusters, entity_nodes, override_pairs, resolve_clusters
 from kg_assets.core.linking.name_keys import GEO_ALIASES, MAX_TOKENS, MIN_SHORT_CHARS, long_form_handles, with_name_keys
-from kg_assets.core.linking.type_vote import resolved_types, untyped_person_names
+from kg_assets.core.linking.type_vote import lone_surname_evidence, resolved_types, untyped_person_names
 from kg_assets.core.normalize import is_description_expr
 
 COVERAGE = 0.5  # same-document votes must cover this share of the short id's documents
@@ -190,7 +203,10 @@ class NameLinker:
     # 4: lower-case descriptions keep their per-document ids (equal keys join them inside a document only)
     # 5: one entity per name whatever type was guessed (`resolved_types`: types by the votes of documents)
     # 5 (also): an acronym that is one of the long name's own words is none ("US" is not "US Secretary")
-    version = "name-rules-5"
+    # 6: a lone surname across documents also when untyped, unless the corpus writes it as a given name, types it
+    #    mostly as another thing, or has another person (typed or not) of that surname; no short form from half
+    #    of a hyphenated word, a truncated phrase, a multi-word given name or a roman numeral's initial
+    version = "name-rules-6"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
@@ -235,7 +251,8 @@ class NameLinker:
         # 2. short forms, each id with the type its documents read it as
         read = nodes.join(readings.select("idx", "reading"), on="idx", how="left").with_columns(
             pl.coalesce("reading", "entity_type").alias("entity_type")).drop("reading")
-        attached = self._short_forms(read, node_docs, uf, group, names, stats)
+        not_surname, rivals = lone_surname_evidence(nodes, read)
+        attached = self._short_forms(read, node_docs, uf, group, names, stats, not_surname, rivals)
 
         # 3. canonical choice and resolved redirects
         merge_targets = {b for _, b in merges}
@@ -295,7 +312,8 @@ class NameLinker:
 
     # -- short forms ---------------------------------------------------------------------------------
 
-    def _short_forms(self, nodes, node_docs, uf: Clusters, group: list[int], names: list[str], stats: dict) -> set[int]:
+    def _short_forms(self, nodes, node_docs, uf: Clusters, group: list[int], names: list[str], stats: dict,
+                     not_surname: pl.DataFrame, rivals: pl.DataFrame) -> set[int]:
         shorts = _short_nodes(nodes)
         short_keys = shorts.filter(pl.col("key_chars") >= MIN_SHORT_CHARS).select(pl.col("skey").alias("h_key")).unique()
         short_acr = shorts.filter(pl.col("is_acronym")).select(pl.col("skey").alias("h_key")).unique()
@@ -312,7 +330,7 @@ class NameLinker:
             "n_tok", "key_chars", "is_acronym",
         )
         in_doc = _same_document_pairs(s, handles, node_docs)
-        glob, capped = self._across_document_pairs(s, handles)
+        glob, capped = self._across_document_pairs(s, handles, not_surname, rivals, nodes)
         ambiguous_short = s.join(capped, on="h_key", how="semi").select("s")
         stats["candidate_pairs_in_document"] = in_doc.height
         stats["candidate_pairs_global"] = glob.height
@@ -324,20 +342,38 @@ class NameLinker:
             stats[f"links_{method}"] = count
         return attached
 
-    def _across_document_pairs(self, s: pl.DataFrame, handles: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """(s, l, rule, n_tok, l_docs) candidates joined on the handle alone, and the handles shared by more than
-        `max_block` long entities, which are not used across documents."""
+    def _across_document_pairs(self, s: pl.DataFrame, handles: pl.DataFrame, not_surname: pl.DataFrame,
+                               rivals: pl.DataFrame, nodes: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(s, l, rule, n_tok, l_docs, rival) candidates joined on the handle alone, and the handles shared by more
+        than `max_block` long entities, which are not used across documents. A lone word is a surname across
+        documents only when the corpus never writes it as a given name nor mostly as another thing
+        (`lone_surname_evidence`); then also when untyped, and the untyped full names ending in it are rivals
+        (rows with `rival`, which count as candidates and are never joined)."""
         block = handles.group_by("h_key").agg(pl.col("l").n_unique().alias("block"))
         capped = block.filter(pl.col("block") > self.max_block)
         glob_h = handles.filter(pl.col("global_ok")).join(capped, on="h_key", how="anti")
+        surname = pl.col("rule") == "surname"
+        # an untyped lone word is the surname of the only person of that surname in the corpus
+        untyped_surname = surname & (pl.col("s_type") == OTHER) & (pl.col("l_type") == "PERSON")
         glob = (
             s.join(glob_h, on="h_key")
             # across types, only an acronym the corpus declares reaches another document
-            .filter((pl.col("s") != pl.col("l")) & _rule_ok() & _type_ok()
-                    & ((pl.col("s_type") == pl.col("l_type")) | (pl.col("rule") == "declared_acronym")))
-            .select("s", "l", "rule", "n_tok", "l_docs")
+            .filter((pl.col("s") != pl.col("l")) & _rule_ok()
+                    & ((_type_ok() & ((pl.col("s_type") == pl.col("l_type")) | (pl.col("rule") == "declared_acronym")))
+                       | untyped_surname))
+            .join(not_surname.select(pl.col("idx").alias("s"), pl.lit(True).alias("no_surname")), on="s", how="left")
+            .filter(~(surname & pl.col("no_surname").fill_null(False)))
+            .select("s", "l", "rule", "n_tok", "l_docs", pl.lit(False).alias("rival"))
         )
-        return glob, capped
+        rival_rows = (
+            glob.filter(surname).select("s", "rule", "n_tok").unique()
+            .join(s.select("s", "h_key"), on="s")
+            .join(rivals.rename({"idx": "l"}), on="h_key")
+            .filter(pl.col("s") != pl.col("l"))
+            .join(nodes.select(pl.col("idx").alias("l"), pl.col("n_docs").alias("l_docs")), on="l")
+            .select("s", "l", "rule", "n_tok", "l_docs", pl.lit(True).alias("rival"))
+        )
+        return pl.concat([glob, rival_rows]), capped
 
     def _link_by_level(self, in_doc: pl.DataFrame, glob: pl.DataFrame, uf: Clusters, g_docs: pl.DataFrame,
                        attached: set[int], names: list[str]) -> dict[str, int]:
@@ -403,14 +439,16 @@ class NameLinker:
         rows = self._roots(rows.filter(~pl.col("g").is_in(list(attached))), uf)
         if rows.height == 0:
             return []
+        joinable = ~pl.col("rival")
         per_g = (
             rows.sort("rank", "s", "l")
             .group_by("g").agg(
                 pl.col("root").n_unique().alias("n_roots"),
-                pl.col("l_docs").max().alias("l_docs"),
-                pl.col("s").first(), pl.col("l").first(), pl.col("rule").first(),
+                pl.col("l_docs").filter(joinable).max().alias("l_docs"),
+                pl.col("s").filter(joinable).first(), pl.col("l").filter(joinable).first(),
+                pl.col("rule").filter(joinable).first(),
             )
-            .filter(pl.col("n_roots") == 1)
+            .filter((pl.col("n_roots") == 1) & pl.col("l").is_not_null())
             .join(g_docs, on="g")
         )
         acronym = pl.col("rule").is_in(["acronym", "declared_acronym"])
