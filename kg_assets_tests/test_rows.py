@@ -12,6 +12,7 @@ from kg_assets.core.extraction.rows import (
     ObservationRecord,
     RelationRecord,
     build_rows,
+    row_names,
 )
 from kg_assets.core.extraction.sanitize import row_records
 from kg_assets.core.normalize import entity_id, stable_hash
@@ -79,6 +80,18 @@ def test_a_name_that_normalizes_to_nothing_makes_no_rows():
     assert result.relations.height == 0
     assert result.attributes["attr_key"].to_list() == ["founded_year"]
     assert result.chunk_status.select("mention_count", "relation_count", "attribute_count").row(0) == (1, 0, 1)
+
+
+def test_row_names_are_the_names_and_types_of_the_mention_rows():
+    chunk = ChunkRecords("c1", "d1", "h1", mentions=[
+        MentionRecord("US President Barack Obama", "PERSON"),  # the person, not the title
+        MentionRecord("Syrian", "ORGANIZATION"),  # a nationality word: no row
+        MentionRecord("Editor", "PERSON"),  # a role word alone: no row
+        MentionRecord("!!!", "OTHER"),  # normalizes to nothing: no row
+        MentionRecord("Lisbon", "LOCATION"),
+    ])
+    assert row_names(chunk) == rows(chunk).mentions.select("name", "entity_type").rows() == [
+        ("Barack Obama", "PERSON"), ("Lisbon", "LOCATION")]
 
 
 def test_relations_first_wins_and_no_self_relations():

@@ -44,7 +44,14 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.core.extraction.demonyms import is_demonym
 from kg_assets.core.extraction.titles import split_title
-from kg_assets.core.normalize import id_scope_expr, is_description_expr, normalize_name_expr, stable_hash, with_entity_ids
+from kg_assets.core.normalize import (
+    id_scope_expr,
+    is_description_expr,
+    normalize_name,
+    normalize_name_expr,
+    stable_hash,
+    with_entity_ids,
+)
 
 
 @dataclass(frozen=True)
@@ -145,8 +152,21 @@ def _entity_ids(chunks: Sequence[ChunkRecords]) -> dict[tuple[str, str, str], tu
         list(rows), schema={"entity_type": pl.String, "name": pl.String, "document_id": pl.String,
                             "chunk_id": pl.String}, orient="row"), unit="chunk_id")
     ids = frame.select("entity_type", "name", "chunk_id", "normalized_name", "entity_id").iter_rows()
-    # a nationality or religion word ("Syrian", "Germans", "Muslim") is no entity: it makes no row
-    return {(t, n, c): ("" if is_demonym(n) else norm, eid) for t, n, c, norm, eid in ids}
+    return {(t, n, c): (norm if _is_entity(n, norm) else "", eid) for t, n, c, norm, eid in ids}
+
+
+def _is_entity(name: str, normalized: str) -> bool:
+    """A mention makes a row: its name normalizes to something and is no nationality or religion word
+    ("Syrian", "Germans", "Muslim")."""
+    return bool(normalized) and not is_demonym(name)
+
+
+def row_names(chunk: ChunkRecords) -> list[tuple[str, str]]:
+    """(name, entity_type) of the chunk's mentions that make rows, in order, as :func:`build_rows` writes them:
+    "US President Barack Obama" is ("Barack Obama", "PERSON"); a role word or a demonym is left out. What
+    the LLM engine shows the model of its earlier answers (working memory, gleaning) is this list."""
+    return [(m.name, m.entity_type) for m in _without_titles(chunk).mentions
+            if _is_entity(m.name, normalize_name(m.name))]
 
 
 def _confidence_rank(value: float | None) -> float:
