@@ -100,11 +100,11 @@ def test_relations_first_wins_and_no_self_relations():
         mentions=[MentionRecord("Sarah Chen", "PERSON", None, None, 0, 10),
                   MentionRecord("Acme Labs", "ORGANIZATION", None, None, 20, 29),
                   MentionRecord("SARAH CHEN", "PERSON", None, None, 40, 50)],  # the first entity again
-        relations=[RelationRecord(0, 1, "WORKS_AT", "works at", "first", 0.7, 0),
+        relations=[RelationRecord(0, 1, "WORKS_AT", "works at;  Works At, employment", "first", 0.7, 0),
                    RelationRecord(0, 1, "WORKS_AT", "works at", "second", 1.0, 1),
                    RelationRecord(0, 1, "LEADS", "", ""),
                    RelationRecord(0, 2, "IS"),  # the same entity at both ends
-                   RelationRecord(1, 0, "EMPLOYS")],
+                   RelationRecord(1, 0, "EMPLOYS", ["employs", " hires ", "EMPLOYS"])],
     )
     relations = rows(chunk).relations
     assert relations.select("source_name", "target_name", "relation_type", "description", "strength").rows() == [
@@ -112,7 +112,8 @@ def test_relations_first_wins_and_no_self_relations():
         ("Sarah Chen", "Acme Labs", "LEADS", None, 1.0),
         ("Acme Labs", "Sarah Chen", "EMPLOYS", None, 1.0),
     ]
-    assert relations["keywords"].to_list() == ["works at", None, None]
+    # keywords are a list, whether written as one string or given as a list: trimmed, repeats dropped
+    assert relations["keywords"].to_list() == [["works at", "employment"], [], ["employs", "hires"]]
     assert relations["relation_id"][0] == "relation_" + stable_hash("c1", SARAH, ACME, "WORKS_AT")
 
 

@@ -29,7 +29,9 @@ the chunk went. :func:`build_rows` turns a batch of them into frames, with one i
     its whitespace collapsed (that is also the value stored); an empty key or value makes no row. A
     repeat keeps the highest confidence (an unknown confidence is the lowest).
 
-Relation and observation rows carry the names of the mentions they point at. ``CHUNK_EXTRACTIONS``
+Relation and observation rows carry the names of the mentions they point at. A relation's ``keywords`` are
+a list (:func:`~kg_assets.core.normalize.parse_keywords`: split at commas and semicolons, trimmed, repeats
+dropped case-insensitively; ``[]`` for none), whether the extractor gives one string or a list. ``CHUNK_EXTRACTIONS``
 gets one row per chunk, whose counts are the rows made for it.
 """
 
@@ -49,6 +51,7 @@ from kg_assets.core.normalize import (
     is_description_expr,
     normalize_name,
     normalize_name_expr,
+    parse_keywords,
     stable_hash,
     with_entity_ids,
 )
@@ -89,7 +92,7 @@ class RelationRecord:
     source: int  # index of a mention of the same chunk
     target: int
     relation_type: str
-    keywords: str | None = None
+    keywords: str | Sequence[str] | None = None  # as written ("works at; leads") or a list: parse_keywords reads it
     description: str | None = None
     strength: float = 1.0
     gleaning_pass: int = 0
@@ -230,7 +233,7 @@ def build_rows(chunks: Sequence[ChunkRecords], *, extractor: str, extractor_vers
             if rid not in seen:
                 seen.add(rid)
                 relations.append((rid, cid, did, src, tgt, chunk.mentions[r.source].name, chunk.mentions[r.target].name,
-                                  r.relation_type, r.keywords or None, r.description or None, r.strength,
+                                  r.relation_type, parse_keywords(r.keywords), r.description or None, r.strength,
                                   r.gleaning_pass))
 
         first_row: dict[str, list] = {}
