@@ -107,7 +107,7 @@ class LLMExtractor:
     name = "llm"
     # 2: ids from the shared row builder; 3: its per-document ids of lower-case descriptions; 4: no row for a
     # nationality or religion word (core/extraction/demonyms.py) or a role word; titles split from names;
-    # 5: working memory and gleaning list only the names that made rows
+    # 5: working memory and gleaning list only the names that made rows; relation keywords a list
     code_version = "llm-5"
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
