@@ -31,8 +31,8 @@ the chunk went. :func:`build_rows` turns a batch of them into frames, with one i
 
 Relation and observation rows carry the names of the mentions they point at. A relation's ``keywords`` are
 a list (:func:`~kg_assets.core.normalize.parse_keywords`: split at commas and semicolons, trimmed, repeats
-dropped case-insensitively; ``[]`` for none), whether the extractor gives one string or a list. ``CHUNK_EXTRACTIONS``
-gets one row per chunk, whose counts are the rows made for it.
+dropped case-insensitively; ``[]`` for none), whether the extractor gives one string or a list.
+``CHUNK_EXTRACTIONS`` gets one row per chunk, whose counts are the rows made for it.
 """
 
 from __future__ import annotations

@@ -285,10 +285,10 @@ class LLMExtractor:
             for gleaning in range(1, s.max_gleanings + 1):
                 if s.gleaning == "auto" and not state.passes[-1][1].needs_gleaning:
                     break
-                so_far = _sanitized(merge_passes([p for _, p in state.passes]), self)
-                found = _row_names(row_records(so_far, row["text"]), row)
                 failed = [line for _, p in state.passes[-1:] for line in p.bad_lines]
                 with self._stage("build prompt"):
+                    so_far = _sanitized(merge_passes([p for _, p in state.passes]), self)
+                    found = _row_names(row_records(so_far, row["text"]), row)
                     messages = self.gleaning_messages(row, found, failed, remembered)
                 known = _record_keys(state.passes)
                 more = await self._ask(messages, _where(row, gleaning), self._parse)
