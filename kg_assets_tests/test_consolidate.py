@@ -28,7 +28,7 @@ RELATIONS = pl.DataFrame({
     "source_id": ["e_chen", "e_chen", "e_chen", "e_qdl"],
     "target_id": ["e_qdl", "e_qdl", "e_unknown", "e_qdl"],
     "relation_type": ["LEADS", "LEADS", "MET", "IS"],
-    "keywords": ["leads", "heads", "met", "is"],
+    "keywords": [["leads", "heads"], ["heads"], ["met"], []],
     "description": ["Chen leads QDL", "Chen leads QDL", "x", "self"],
 })
 NO_REDIRECTS = schemas.empty(schemas.ENTITY_ALIASES)
@@ -112,10 +112,16 @@ def test_edges_merge_supporting_relations_and_drop_unknown_endpoints_and_self_lo
     assert edges.height == 1
     edge = edges.row(0, named=True)
     assert (edge["source_id"], edge["target_id"], edge["relation_type"], edge["weight"]) == ("e_chen", "e_qdl", "LEADS", 2)
-    assert edge["keywords"] == ["heads", "leads"]
+    assert edge["keywords"] == ["heads", "leads"]  # its relations' keywords, distinct and sorted
     assert edge["source_chunk_ids"] == ["c1", "c2"] and edge["document_ids"] == ["d1", "d2"]
     assert edge["description"] == "Chen leads QDL"
     assert edge["edge_id"].startswith("edge_")
+
+
+def test_edges_read_the_keywords_string_of_a_warehouse_made_before_the_list():
+    old = RELATIONS.with_columns(pl.Series("keywords", ["leads; heads", "heads", "met", None]))
+    ids = pl.Series(["e_chen", "e_qdl"])
+    assert build_edges(old, ids).equals(build_edges(RELATIONS, ids))
 
 
 def test_nodes_carry_their_degree():

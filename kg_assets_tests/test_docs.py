@@ -109,11 +109,17 @@ def resolves(word: str) -> bool:
         candidate = base / word
         if candidate.exists():
             return True
-        # `core/extraction/rows.build_rows`: an attribute of a module
-        module, dot, _ = word.rpartition(".")
+        # `core/extraction/rows.build_rows`: an attribute the module defines
+        module, dot, name = word.rpartition(".")
         if dot and "/" in module and (base / f"{module}.py").exists():
-            return True
+            return defines((base / f"{module}.py").read_text(), name)
     return False
+
+
+def defines(source: str, name: str) -> bool:
+    """The module source defines `name` at its top level: a def, a class or an assignment."""
+    return re.search(rf"^(?:(?:async\s+)?def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*[:=]", source,
+                     re.MULTILINE) is not None
 
 
 def cli_commands() -> dict[str, set[str] | None]:
@@ -193,3 +199,5 @@ def test_the_checks_read_what_they_should():
     assert {"run", "sql", "eval", "facts", "link", "search"} <= set(commands)
     assert {"linking", "extraction", "facts"} <= commands["eval"] and "forget" in commands["facts"]
     assert dev_sh_cases() == {"demo", "test", "coverage", "ui", "lock"}
+    assert resolves("core/extraction/rows.build_rows") and resolves("core/extraction/rows.ExtractionResult")
+    assert resolves("core/extraction/rows.MENTION_ROWS") is False  # the module exists, the name does not

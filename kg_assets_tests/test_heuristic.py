@@ -58,7 +58,7 @@ def test_lead_sentence_entities_and_relation():
     row = rel.row(0, named=True)
     assert row["relation_type"] == "LEADS"
     assert row["strength"] == 1.0
-    assert row["keywords"].startswith("leads")
+    assert row["keywords"][0].startswith("leads")
     assert row["source_id"] == entity_id("PERSON", "SARAH_CHEN")
     assert row["target_id"] == entity_id("ORGANIZATION", "QUANTUM_DYNAMICS_LAB")
     assert row["description"] == LEAD

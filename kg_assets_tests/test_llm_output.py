@@ -391,6 +391,7 @@ def test_helpers():
     assert relation_type_from_keywords(None) == "RELATED_TO"
     assert relation_type_from_keywords("; co-founded") == "CO_FOUNDED"
     assert relation_type_from_keywords("situé à") == "SITUE_A"
+    assert relation_type_from_keywords(["", "AI/ML research, uses"]) == "AI_ML_RESEARCH"  # commas and semicolons split
     assert attr_key("Founded Year") == "founded_year"
     assert attr_key("HQ-location") == "hq_location"
     assert attr_key("foundedYear") == "founded_year"
@@ -422,7 +423,7 @@ RAW = "\n".join(
         f"entity{D}QUANTUM DYNAMICS LAB{D}ORG{D}Research lab.",
         f"entity{D}Boston{D}LOCATION{D}City.",
         f"entity{D}Neural networks{D}CONCEPT{D}Not in this text.",
-        f"relation{D}Sarah Chen{D}Quantum Dynamics Lab{D}works at, leads{D}Leads its AI team.{D}0.9",
+        f"relation{D}Sarah Chen{D}Quantum Dynamics Lab{D}works at; leads, Works at{D}Leads its AI team.{D}0.9",
         f"relation{D}quantum dynamics lab{D}boston{D}{D}In Boston.{D}0.6",
         f"attribute{D}Quantum Dynamics Lab{D}Founded Year{D}2015{D}1.0",
         f"attribute{D}Sarah Chen{D}employer{D}Quantum Dynamics Lab",
@@ -508,10 +509,10 @@ def test_to_frames_relations_resolve_to_the_chunk_entities():
     rows = relations.sort("relation_type", descending=True).iter_rows(named=True)
     works, related = list(rows)
     assert (works["source_id"], works["target_id"]) == (ids["Sarah Chen"], ids["QUANTUM DYNAMICS LAB"])
-    assert works["relation_type"] == "WORKS_AT" and works["keywords"] == "works at, leads" and works["strength"] == 0.9
+    assert works["relation_type"] == "WORKS_AT" and works["keywords"] == ["works at", "leads"] and works["strength"] == 0.9
     assert works["relation_id"] == "relation_" + stable_hash("chunk_1", ids["Sarah Chen"], ids["QUANTUM DYNAMICS LAB"], "WORKS_AT")
     assert (related["source_id"], related["target_id"]) == (ids["QUANTUM DYNAMICS LAB"], ids["Boston"])
-    assert related["relation_type"] == "RELATED_TO" and related["keywords"] is None
+    assert related["relation_type"] == "RELATED_TO" and related["keywords"] == []
     assert set(relations["source_id"]) | set(relations["target_id"]) <= set(mentions["entity_id"])
     by_key = {r["attr_key"]: r for r in attributes.iter_rows(named=True)}
     assert by_key["founded_year"]["entity_id"] == ids["QUANTUM DYNAMICS LAB"]

@@ -3,7 +3,14 @@ import hashlib
 import polars as pl
 import pytest
 
-from kg_assets.core.normalize import entity_id, is_description_expr, normalize_name, normalize_name_expr, with_entity_ids
+from kg_assets.core.normalize import (
+    entity_id,
+    is_description_expr,
+    normalize_name,
+    normalize_name_expr,
+    parse_keywords,
+    with_entity_ids,
+)
 
 
 @pytest.mark.parametrize(
@@ -57,3 +64,9 @@ def test_a_description_is_written_in_lower_case_and_has_a_letter():
     out = pl.DataFrame({"name": names}).select(is_description_expr(pl.col("name")))
     # a number and a name in a script without case are no descriptions: they stay names corpus-wide
     assert out.to_series().to_list() == [True, True, True, False, False, False, False, False, False]
+
+
+def test_relation_keywords_are_read_into_a_list_one_way():
+    assert parse_keywords("works at; Leads, , leads ;  employment  history") == ["works at", "Leads", "employment history"]
+    assert parse_keywords(["works at, leads", None, "Works At", "AI/ML"]) == ["works at", "leads", "AI/ML"]
+    assert parse_keywords(None) == parse_keywords("") == parse_keywords(" ; , ") == parse_keywords([]) == []

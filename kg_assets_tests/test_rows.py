@@ -12,6 +12,7 @@ from kg_assets.core.extraction.rows import (
     ObservationRecord,
     RelationRecord,
     build_rows,
+    row_names,
 )
 from kg_assets.core.extraction.sanitize import row_records
 from kg_assets.core.normalize import entity_id, stable_hash
@@ -81,17 +82,29 @@ def test_a_name_that_normalizes_to_nothing_makes_no_rows():
     assert result.chunk_status.select("mention_count", "relation_count", "attribute_count").row(0) == (1, 0, 1)
 
 
+def test_row_names_are_the_names_and_types_of_the_mention_rows():
+    chunk = ChunkRecords("c1", "d1", "h1", mentions=[
+        MentionRecord("US President Barack Obama", "PERSON"),  # the person, not the title
+        MentionRecord("Syrian", "ORGANIZATION"),  # a nationality word: no row
+        MentionRecord("Editor", "PERSON"),  # a role word alone: no row
+        MentionRecord("!!!", "OTHER"),  # normalizes to nothing: no row
+        MentionRecord("Lisbon", "LOCATION"),
+    ])
+    assert row_names(chunk) == rows(chunk).mentions.select("name", "entity_type").rows() == [
+        ("Barack Obama", "PERSON"), ("Lisbon", "LOCATION")]
+
+
 def test_relations_first_wins_and_no_self_relations():
     chunk = ChunkRecords(
         "c1", "d1",
         mentions=[MentionRecord("Sarah Chen", "PERSON", None, None, 0, 10),
                   MentionRecord("Acme Labs", "ORGANIZATION", None, None, 20, 29),
                   MentionRecord("SARAH CHEN", "PERSON", None, None, 40, 50)],  # the first entity again
-        relations=[RelationRecord(0, 1, "WORKS_AT", "works at", "first", 0.7, 0),
+        relations=[RelationRecord(0, 1, "WORKS_AT", "works at;  Works At, employment", "first", 0.7, 0),
                    RelationRecord(0, 1, "WORKS_AT", "works at", "second", 1.0, 1),
                    RelationRecord(0, 1, "LEADS", "", ""),
                    RelationRecord(0, 2, "IS"),  # the same entity at both ends
-                   RelationRecord(1, 0, "EMPLOYS")],
+                   RelationRecord(1, 0, "EMPLOYS", ["employs", " hires ", "EMPLOYS"])],
     )
     relations = rows(chunk).relations
     assert relations.select("source_name", "target_name", "relation_type", "description", "strength").rows() == [
@@ -99,7 +112,8 @@ def test_relations_first_wins_and_no_self_relations():
         ("Sarah Chen", "Acme Labs", "LEADS", None, 1.0),
         ("Acme Labs", "Sarah Chen", "EMPLOYS", None, 1.0),
     ]
-    assert relations["keywords"].to_list() == ["works at", None, None]
+    # keywords are a list, whether written as one string or given as a list: trimmed, repeats dropped
+    assert relations["keywords"].to_list() == [["works at", "employment"], [], ["employs", "hires"]]
     assert relations["relation_id"][0] == "relation_" + stable_hash("c1", SARAH, ACME, "WORKS_AT")
 
 

@@ -148,6 +148,34 @@ def test_an_older_warehouse_gains_columns_added_to_the_contracts(tmp_path):
     assert set(schemas.CHUNK_EXTRACTIONS) <= set(row)
 
 
+@both_backends
+def test_an_older_warehouse_gets_its_relation_keywords_string_as_a_list(wh):
+    """Before llm-5 a relation's keywords were one string ("works at; leads"): opening the warehouse for writing
+    converts the column in place with the rule new rows are made with (normalize.parse_keywords)."""
+    from kg_assets.storage.lake import connect_lake
+
+    con = connect_lake(*wh.lake) if wh.lake else duckdb.connect(str(wh.path))
+    try:
+        con.execute("CREATE SCHEMA kg")
+        con.execute("CREATE TABLE kg.local_relations (relation_id VARCHAR, document_id VARCHAR, keywords VARCHAR, "
+                    "strength DOUBLE)")
+        con.execute("INSERT INTO kg.local_relations VALUES ('r1', 'd1', 'works at; Leads, , leads', 0.9), "
+                    "('r2', 'd1', NULL, 1.0), ('r3', 'd1', '  ', 1.0)")
+    finally:
+        con.close()
+    wh.create_schema()
+    with wh.connect() as con:  # a second write connection finds the list and leaves it
+        assert con.execute("SELECT data_type FROM information_schema.columns WHERE table_schema = 'kg' "
+                           "AND table_name = 'local_relations' AND column_name = 'keywords'").fetchone() == ("VARCHAR[]",)
+    wh.create_schema()
+    rows = wh.run_user_query("SELECT relation_id, keywords, strength FROM kg.local_relations ORDER BY relation_id")
+    assert rows.schema["keywords"] == schemas.STRS
+    assert rows.rows() == [("r1", ["works at", "Leads"], 0.9), ("r2", [], 1.0), ("r3", [], 1.0)]
+    new = pl.DataFrame({"relation_id": ["r4"], "document_id": ["d2"], "keywords": [["founded"]]})
+    wh.replace_partitions({"local_relations": new}, ["d2"])  # new rows go in beside the converted ones
+    assert wh.local_relations().sort("relation_id")["keywords"].to_list() == [["works at", "Leads"], [], [], ["founded"]]
+
+
 @pytest.mark.process
 @embedded_only("a file lock between processes: a DuckLake has no file to lock (its writers commit through the catalog)")
 def test_a_writer_waits_for_another_process_to_release_the_file(wh, tmp_path):

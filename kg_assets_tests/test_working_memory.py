@@ -135,3 +135,58 @@ def test_a_short_document_is_not_queued_behind_a_long_one(tmp_path, memory_token
     assert len(order) == 42
     short_positions = [order.index(text) + 1 for text in documents["short"]]
     assert max(short_positions) <= 4, short_positions
+
+
+# ---- what the model is shown: only names that made rows ----------------------------------------------
+
+
+def _found_block(request: dict) -> str:
+    user = request["messages"][-1]["content"]
+    return user.split("Already extracted:", 1)[1].split("Give ONLY", 1)[0] if "Already extracted:" in user else ""
+
+
+def test_memory_and_gleaning_list_only_names_that_made_rows(tmp_path):
+    """A name the run dropped (a pronoun, a name not in the chunk, a nationality word, a role word) is never
+    shown to the model again, and a titled name is shown as the person its row names."""
+    from kg_assets.testing.openai_server import Reply
+    from kg_assets.testing.scripted_llm import is_gleaning
+
+    first = "US President Barack Obama met the Editor and a Syrian delegation in Lisbon."
+    second = "The talks went on."
+    d = "<|#|>"
+    answer = "\n".join([
+        f"entity{d}US President Barack Obama{d}PERSON{d}The president.",  # row: the PERSON Barack Obama
+        f"entity{d}Lisbon{d}LOCATION{d}A city.",  # kept as it is
+        f"entity{d}She{d}PERSON{d}A pronoun.",  # sanitize drops a pronoun
+        f"entity{d}Atlantis Corp{d}ORGANIZATION{d}Not in this text.",  # not in the chunk: no row
+        f"entity{d}Syrian{d}ORGANIZATION{d}A nationality word.",  # a demonym: no row
+        f"entity{d}Editor{d}PERSON{d}A role word.",  # a role word alone: no row
+        f"relation{d}Barack Obama{d}Lisbon{d}visited{d}He was there.{d}0.9",
+        "<|COMPLETE|>",
+    ])
+
+    def responder(request: dict):
+        text = chunk_text(request)
+        if is_gleaning(request) or text != first:
+            return Reply(content="<|COMPLETE|>")
+        return Reply(content=answer)
+
+    with FakeOpenAIServer(responder=responder) as server:
+        settings = _settings(server, tmp_path, gleaning="always", max_gleanings=1)
+        result = LLMExtractor(settings).extract(_chunks({"doc": [first, second]}))
+        requests = server.requests
+    assert sorted(result.mentions["name"].to_list()) == ["Barack Obama", "Lisbon"]
+
+    gleaning = [r for r in requests if is_gleaning(r) and chunk_text(r) == first]
+    memory = [r for r in requests if not is_gleaning(r) and chunk_text(r) == second]
+    assert len(gleaning) == 1 and len(memory) == 1
+    for shown in (_found_block(gleaning[0]), _memory_block(memory[0])):
+        assert _listed(shown) == {("PERSON", "Barack Obama"), ("LOCATION", "Lisbon")}, shown
+        for dropped in ("US President", "She", "Atlantis", "Syrian", "Editor"):
+            assert dropped not in shown, (dropped, shown)
+
+
+def _listed(block: str) -> set[tuple[str, str]]:
+    """(type, name) of a block's "TYPE: name; name" lines."""
+    return {(t, n.strip()) for line in block.splitlines() if ": " in line and line.split(": ", 1)[0].isupper()
+            for t, names in [line.split(": ", 1)] for n in names.split(";")}

@@ -10,7 +10,7 @@ import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.core.linking import apply_redirects
-from kg_assets.core.normalize import is_description_expr, stable_hash, with_entity_ids
+from kg_assets.core.normalize import is_description_expr, parse_keywords, stable_hash, with_entity_ids
 
 MAX_DESCRIPTION_CHARS = 1000
 EXTRACTED_FROM = "EXTRACTED_FROM"  # provenance edge type, entity -> chunk (seed 003)
@@ -91,8 +91,12 @@ def merge_descriptions(frame: pl.DataFrame, key: list[str]) -> pl.DataFrame:
 
 
 def build_edges(relations: pl.DataFrame, entity_ids: pl.Series) -> pl.DataFrame:
-    """One edge per (source, target, relation_type) between known entities; weight = supporting rows."""
+    """One edge per (source, target, relation_type) between known entities; weight = supporting rows; keywords
+    the distinct keywords of its relations, sorted."""
     known = pl.DataFrame({"id": entity_ids.unique()})
+    if relations.schema.get("keywords") == pl.String:  # read from a warehouse made before the list (read-only)
+        relations = relations.with_columns(pl.col("keywords").map_elements(
+            parse_keywords, return_dtype=schemas.STRS, skip_nulls=False))
     rel = (
         relations.filter(pl.col("source_id") != pl.col("target_id"))
         .join(known, left_on="source_id", right_on="id", how="semi")
@@ -103,7 +107,7 @@ def build_edges(relations: pl.DataFrame, entity_ids: pl.Series) -> pl.DataFrame:
     key = ["source_id", "target_id", "relation_type"]
     edges = rel.group_by(key).agg(
         pl.len().cast(pl.Int64).alias("weight"),
-        pl.col("keywords").drop_nulls().unique().sort().alias("keywords"),
+        pl.col("keywords").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique().sort().alias("keywords"),
         pl.col("chunk_id").unique().sort().alias("source_chunk_ids"),
         pl.col("document_id").unique().sort().alias("document_ids"),
     )

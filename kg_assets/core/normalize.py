@@ -11,6 +11,9 @@ outside ASCII that has no plain form ("ø", "ß", "ł") stays a separator, as be
 An entity id is made from the type and the normalized name, so a name is one entity corpus-wide. A
 description is not a name: written without a capital ("people", "the sect", "girl"), what it refers to is
 fixed only by its document, so its id also carries the document (:func:`id_scope_expr`).
+
+Relation keywords are a list: :func:`parse_keywords` is the one rule that reads a model's "works at; leads"
+(and the string column of a warehouse made before the list) into one.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable
 
 import polars as pl
 
@@ -150,3 +154,24 @@ def with_entity_ids(frame: pl.DataFrame, type_col: str, name_col: str, out: str,
         .alias(out)
     )
     return frame.join(pairs, on=on, how="left", nulls_equal=True)
+
+
+_KEYWORD_SEPARATORS = re.compile(r"[,;]")
+
+
+def parse_keywords(keywords: str | Iterable[str | None] | None) -> list[str]:
+    """Relation keywords as a list: each string split at commas and semicolons, every keyword's whitespace
+    collapsed, empty ones dropped, repeats dropped case-insensitively (the first spelling kept), in order.
+
+    "works at; Leads, , leads" -> ["works at", "Leads"]; None or "" -> []. A list is read item by item,
+    so a list and the string that joins it give the same keywords."""
+    if keywords is None:
+        return []
+    items = [keywords] if isinstance(keywords, str) else keywords
+    seen: dict[str, str] = {}
+    for item in items:
+        for keyword in _KEYWORD_SEPARATORS.split(item or ""):
+            keyword = " ".join(keyword.split())
+            if keyword and keyword.casefold() not in seen:
+                seen[keyword.casefold()] = keyword
+    return list(seen.values())

@@ -79,7 +79,7 @@ LOCAL_RELATIONS = {
     "source_name": pl.String,
     "target_name": pl.String,
     "relation_type": pl.String,  # UPPER_SNAKE, RELATED_TO when unknown
-    "keywords": pl.String,
+    "keywords": STRS,  # normalize.parse_keywords; [] for none (a VARCHAR before llm-5: create_schema converts it)
     "description": pl.String,
     "strength": pl.Float64,
     "gleaning_pass": pl.Int32,

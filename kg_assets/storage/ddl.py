@@ -11,6 +11,7 @@ import duckdb
 import polars as pl
 
 from kg_assets.core import schemas
+from kg_assets.core.normalize import parse_keywords
 
 SCHEMA = "kg"
 
@@ -77,23 +78,60 @@ def table_ddl(table: str, schema: dict[str, pl.DataType]) -> str:
     return f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{table} ({cols})"
 
 
+# Contract columns that were one string and are now a list: (table, column) -> the rule that reads the old string.
+TO_LISTS = {("local_relations", "keywords"): parse_keywords}
+
+
 def create_schema(con: duckdb.DuckDBPyConnection, lake: bool = False) -> None:
     """Create schema `kg`, its tables, views and macro (a lake's are per session); add contract columns that
-    older files lack."""
+    older files lack, and convert the string columns of older files that are lists now (TO_LISTS)."""
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
-    existing = {row[0] for row in con.execute(
-        "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = $s", {"s": SCHEMA}
-    ).fetchall()}
+    types = dict(con.execute(
+        "SELECT table_name || '.' || column_name, data_type FROM information_schema.columns WHERE table_schema = $s",
+        {"s": SCHEMA}).fetchall())
+    existing = set(types)
     for table, schema in schemas.TABLES.items():
         had_table = any(e.startswith(f"{table}.") for e in existing)
         con.execute(table_ddl(table, schema))
         for name, dtype in schema.items():
             if had_table and f"{table}.{name}" not in existing:
                 con.execute(f'ALTER TABLE {SCHEMA}.{table} ADD COLUMN "{name}" {DUCK_TYPES[dtype]}')
+    for (table, name), parse in TO_LISTS.items():
+        if types.get(f"{table}.{name}") == "VARCHAR":
+            _string_to_list(con, table, name, parse, lake)
     if "documents.document_id" in existing and "documents.arrival_day" not in existing:
         con.execute(BACKFILL_ARRIVAL_DAYS)
     for statement in VIEWS + (() if lake else MACROS):
         con.execute(statement)
+
+
+def _string_to_list(con: duckdb.DuckDBPyConnection, table: str, name: str, parse, lake: bool) -> None:
+    """Convert the VARCHAR column `name` of an older warehouse into VARCHAR[], each value read by `parse` (a NULL
+    as None). The embedded file converts it in place, in one statement (the column keeps its position). DuckLake
+    changes no column's type to a list: there a new column is added (committed alone: DuckLake 1.4.4 fails to
+    commit an added column dropped or renamed in the same transaction), then one transaction fills it, drops
+    the old column and gives the new one its name. A run stopped between the two finds the string column
+    still there and does both again."""
+    function = f"kg_to_list_{table}_{name}"
+    con.create_function(function, lambda value: parse(value), [duckdb.sqltype("VARCHAR")],
+                        duckdb.sqltype("VARCHAR[]"), null_handling="special", side_effects=False)
+    target, converted = f"{SCHEMA}.{table}", f"{name}__list"
+    try:
+        if not lake:
+            con.execute(f'ALTER TABLE {target} ALTER COLUMN "{name}" SET DATA TYPE VARCHAR[] USING {function}("{name}")')
+            return
+        con.execute(f'ALTER TABLE {target} ADD COLUMN IF NOT EXISTS "{converted}" VARCHAR[]')
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(f'UPDATE {target} SET "{converted}" = {function}("{name}")')
+            con.execute(f'ALTER TABLE {target} DROP COLUMN "{name}"')
+            con.execute(f'ALTER TABLE {target} RENAME COLUMN "{converted}" TO "{name}"')
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+    finally:
+        con.remove_function(function)
 
 
 # A warehouse made before arrival-day partitions: each document arrived the day its first row was ingested.

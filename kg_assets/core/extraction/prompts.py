@@ -327,7 +327,8 @@ def build_gleaning_messages(
 ) -> list[dict]:
     """A fresh request for what the earlier passes missed (no history replay).
 
-    ``found_entities`` are (name, type) pairs already extracted, listed grouped by type
+    ``found_entities`` are (name, type) pairs already extracted (the engine passes those that made rows of
+    the earlier passes, ``rows.row_names``, never names it dropped), listed grouped by type
     ("PERSON: Sarah Chen; Marcus Webb", which costs about a third fewer tokens than "NAME (TYPE)" per
     entity): deduplicated, at most ``MAX_FOUND_ENTITIES`` within ``MAX_FOUND_CHARS``, the rest counted.
     ``failed_lines`` are raw lines that did not parse (tuple format only; the first

@@ -30,8 +30,10 @@ the chunk went. :func:`build_rows` turns a batch of them into frames, with one i
     its whitespace collapsed (that is also the value stored); an empty key or value makes no row. A
     repeat keeps the highest confidence (an unknown confidence is the lowest).
 
-Relation and observation rows carry the names of the mentions they point at. ``CHUNK_EXTRACTIONS``
-gets one row per chunk, whose counts are the rows made for it.
+Relation and observation rows carry the names of the mentions they point at. A relation's ``keywords`` are
+a list (:func:`~kg_assets.core.normalize.parse_keywords`: split at commas and semicolons, trimmed, repeats
+dropped case-insensitively; ``[]`` for none), whether the extractor gives one string or a list.
+``CHUNK_EXTRACTIONS`` gets one row per chunk, whose counts are the rows made for it.
 """
 
 from __future__ import annotations
@@ -45,7 +47,15 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.core.extraction.demonyms import is_demonym, is_group_phrase
 from kg_assets.core.extraction.titles import split_title, split_trailing_title
-from kg_assets.core.normalize import id_scope_expr, is_description_expr, normalize_name_expr, stable_hash, with_entity_ids
+from kg_assets.core.normalize import (
+    id_scope_expr,
+    is_description_expr,
+    normalize_name,
+    normalize_name_expr,
+    parse_keywords,
+    stable_hash,
+    with_entity_ids,
+)
 
 
 @dataclass(frozen=True)
@@ -83,7 +93,7 @@ class RelationRecord:
     source: int  # index of a mention of the same chunk
     target: int
     relation_type: str
-    keywords: str | None = None
+    keywords: str | Sequence[str] | None = None  # as written ("works at; leads") or a list: parse_keywords reads it
     description: str | None = None
     strength: float = 1.0
     gleaning_pass: int = 0
@@ -146,9 +156,22 @@ def _entity_ids(chunks: Sequence[ChunkRecords]) -> dict[tuple[str, str, str], tu
         list(rows), schema={"entity_type": pl.String, "name": pl.String, "document_id": pl.String,
                             "chunk_id": pl.String}, orient="row"), unit="chunk_id")
     ids = frame.select("entity_type", "name", "chunk_id", "normalized_name", "entity_id").iter_rows()
-    # a nationality or religion word ("Syrian", "Germans", "Muslim") is no entity, nor a phrase that describes
-    # people by one ("Six Israelis", "Franco-German", "German MPs"): it makes no row
-    return {(t, n, c): ("" if is_demonym(n) or is_group_phrase(n) else norm, eid) for t, n, c, norm, eid in ids}
+    return {(t, n, c): (norm if _is_entity(n, norm) else "", eid) for t, n, c, norm, eid in ids}
+
+
+def _is_entity(name: str, normalized: str) -> bool:
+    """A mention makes a row: its name normalizes to something and is no nationality or religion word
+    ("Syrian", "Germans", "Muslim") nor a phrase that describes people by one ("Six Israelis", "Franco-German",
+    "German MPs")."""
+    return bool(normalized) and not is_demonym(name) and not is_group_phrase(name)
+
+
+def row_names(chunk: ChunkRecords) -> list[tuple[str, str]]:
+    """(name, entity_type) of the chunk's mentions that make rows, in order, as :func:`build_rows` writes them:
+    "US President Barack Obama" is ("Barack Obama", "PERSON"); a role word or a demonym is left out. What
+    the LLM engine shows the model of its earlier answers (working memory, gleaning) is this list."""
+    return [(m.name, m.entity_type) for m in _without_titles(chunk).mentions
+            if _is_entity(m.name, normalize_name(m.name))]
 
 
 def _confidence_rank(value: float | None) -> float:
@@ -227,7 +250,7 @@ def build_rows(chunks: Sequence[ChunkRecords], *, extractor: str, extractor_vers
             if rid not in seen:
                 seen.add(rid)
                 relations.append((rid, cid, did, src, tgt, chunk.mentions[r.source].name, chunk.mentions[r.target].name,
-                                  r.relation_type, r.keywords or None, r.description or None, r.strength,
+                                  r.relation_type, parse_keywords(r.keywords), r.description or None, r.strength,
                                   r.gleaning_pass))
 
         first_row: dict[str, list] = {}

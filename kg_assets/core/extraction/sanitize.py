@@ -18,7 +18,7 @@ from typing import Literal
 from kg_assets.core.extraction.records import Attribute, Entity, ParsedOutput, Relation
 from kg_assets.core.extraction.rows import MentionRecord, ObservationRecord, RelationRecord
 from kg_assets.core.extraction.tuple_format import unquote
-from kg_assets.core.normalize import fold_marks, normalize_name, word_separated
+from kg_assets.core.normalize import fold_marks, normalize_name, parse_keywords, word_separated
 
 MAX_CHUNK_DESCRIPTION_CHARS = 500  # one chunk's descriptions of an entity or relation, joined up to this length
 MAX_KEYWORDS = 8
@@ -67,7 +67,6 @@ PRONOUNS = frozenset(
 
 _normalized = lru_cache(maxsize=100_000)(normalize_name)  # names repeat across passes, records and chunks
 _SNAKE_RE = re.compile(r"[^0-9a-z]+")
-_KW_SPLIT_RE = re.compile(r"[,;|/]")
 
 
 def _fold(s: str) -> str:
@@ -82,9 +81,10 @@ def attr_key(key: str) -> str:
     return word_separated(k.lower())  # any script's letters ("国籍"), as normalize_name keeps them
 
 
-def relation_type_from_keywords(keywords: str | None) -> str:
-    """UPPER_SNAKE of the first keyword ("works at, employment" -> WORKS_AT); RELATED_TO when empty."""
-    for kw in _KW_SPLIT_RE.split(keywords or ""):
+def relation_type_from_keywords(keywords: str | Sequence[str] | None) -> str:
+    """UPPER_SNAKE of the first keyword (:func:`~kg_assets.core.normalize.parse_keywords`: "works at, employment"
+    -> WORKS_AT); RELATED_TO when empty."""
+    for kw in parse_keywords(keywords):
         t = _SNAKE_RE.sub("_", _fold(kw).lower()).strip("_").upper()
         if t:
             return t
@@ -118,12 +118,9 @@ def _join_text(current: str, new: str, limit: int = MAX_CHUNK_DESCRIPTION_CHARS)
 
 
 def _union_keywords(a: str, b: str) -> str:
-    seen: dict[str, str] = {}
-    for kw in _KW_SPLIT_RE.split(a) + _KW_SPLIT_RE.split(b):
-        kw = " ".join(kw.split())
-        if kw and kw.casefold() not in seen and len(seen) < MAX_KEYWORDS:
-            seen[kw.casefold()] = kw
-    return ", ".join(seen.values())
+    """The keywords of both (parse_keywords), at most MAX_KEYWORDS, joined by ", " (the row builder reads them
+    into the list it stores with the same rule)."""
+    return ", ".join(parse_keywords([a, b])[:MAX_KEYWORDS])
 
 
 def _unit(value: float | None, default: float, stats: dict[str, int]) -> float:

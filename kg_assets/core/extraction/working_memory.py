@@ -7,7 +7,10 @@ evicted at a section boundary, when the chunk's top-level section differs from t
 entities of the chunk just before the boundary stay as a bridge into the next section, as the seed's
 transitional summary does; everything older goes.
 
-Pure: no I/O, no model. The engine feeds it the sanitized entities of each finished chunk.
+Pure: no I/O, no model. The engine feeds it, for each finished chunk, the (name, type) pairs that made rows
+(``rows.row_names``: after the sanitizer and the row builder's rules), so a name the run dropped (not in the
+chunk, a nationality or role word, a pronoun) is never suggested to the model again, and a titled person is
+remembered by the name of its row ("Barack Obama", not "US President Barack Obama").
 """
 
 from __future__ import annotations

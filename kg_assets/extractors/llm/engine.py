@@ -41,7 +41,15 @@ from kg_assets.core.extraction.prompts import (
     prompt_hash,
 )
 from kg_assets.core.extraction.records import ParsedOutput, merge_passes
-from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, build_rows
+from kg_assets.core.extraction.rows import (
+    ChunkRecords,
+    ExtractionResult,
+    MentionRecord,
+    ObservationRecord,
+    RelationRecord,
+    build_rows,
+    row_names,
+)
 from kg_assets.core.extraction.sanitize import row_records, sanitize
 from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
 from kg_assets.core.extraction.working_memory import WorkingMemory
@@ -89,6 +97,8 @@ class _ChunkState:
     passes: list[tuple[int, ParsedOutput]] = field(default_factory=list)
     error: str | None = None
     merged: ParsedOutput | None = None  # passes merged and sanitized
+    # the merged answer as records for the row builder (sanitize.row_records)
+    records: tuple[list[MentionRecord], list[RelationRecord], list[ObservationRecord]] = ((), (), ())
 
 
 class LLMExtractor:
@@ -99,7 +109,8 @@ class LLMExtractor:
     # nationality or religion word (core/extraction/demonyms.py) or a role word; titles split from names; 5: no
     # row for a phrase describing people by nationality or faith ("Six Israelis", "Franco-German"); titles come
     # off places and organisations behind a title of two words ("Prime Minister Silvio Berlusconi" typed LOCATION),
-    # off the end of a byline's name ("Kyle James Editor"), and a body before a title is no name ("US Secretary")
+    # off the end of a byline's name ("Kyle James Editor"), and a body before a title is no name ("US Secretary");
+    # working memory and gleaning list only the names that made rows; relation keywords a list
     code_version = "llm-5"
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
@@ -212,7 +223,7 @@ class LLMExtractor:
                         parsed = self._parse(hit["content"], 0, False)
                     except ParseFailure:
                         break
-                    memory.remember((e.name, e.type) for e in _sanitized(parsed, self).entities)
+                    memory.remember(_row_names(row_records(_sanitized(parsed, self), rows[i]["text"]), rows[i]))
         return answered
 
     # ---- orchestration ---------------------------------------------------------------------
@@ -238,7 +249,7 @@ class LLMExtractor:
             for state in chunks:
                 memory.enter(state.row.get("section_path"))
                 await self._chunk(state, memory.known())
-                memory.remember((e.name, e.type) for e in state.merged.entities)
+                memory.remember(_row_names(state.records, state.row))
                 finished()
 
         async def alone(state: _ChunkState) -> None:
@@ -277,9 +288,10 @@ class LLMExtractor:
             for gleaning in range(1, s.max_gleanings + 1):
                 if s.gleaning == "auto" and not state.passes[-1][1].needs_gleaning:
                     break
-                found = [(e.name, e.type) for _, p in state.passes for e in p.entities]
                 failed = [line for _, p in state.passes[-1:] for line in p.bad_lines]
                 with self._stage("build prompt"):
+                    so_far = _sanitized(merge_passes([p for _, p in state.passes]), self)
+                    found = _row_names(row_records(so_far, row["text"]), row)
                     messages = self.gleaning_messages(row, found, failed, remembered)
                 known = _record_keys(state.passes)
                 more = await self._ask(messages, _where(row, gleaning), self._parse)
@@ -292,6 +304,7 @@ class LLMExtractor:
         # Done here, while other chunks still wait on the model, rather than all at the end.
         with self._stage("sanitize"):
             state.merged = _sanitized(merge_passes([parsed for _, parsed in state.passes]), self)
+            state.records = row_records(state.merged, state.row["text"])
 
     async def _describe_figure(self, row: dict) -> str:
         """The vision model's description of a figure chunk's image, read again from the PDF; ParseFailure
@@ -426,7 +439,7 @@ class LLMExtractor:
         for state in states:
             row = state.row
             chunk = ChunkRecords(
-                row["chunk_id"], row["document_id"], row.get("content_hash"), *row_records(state.merged, row["text"]),
+                row["chunk_id"], row["document_id"], row.get("content_hash"), *(list(r) for r in state.records),
                 error=state.error, passes=len(state.passes), bad_lines=sum(len(p.bad_lines) for _, p in state.passes),
                 complete=bool(state.passes) and all(p.complete for _, p in state.passes),
             )
@@ -442,6 +455,12 @@ def _sanitized(parsed: ParsedOutput, engine: LLMExtractor) -> ParsedOutput:
                          orphan_relations=s.orphan_relations, max_entities=s.max_entities,
                          max_relations=s.max_relations, max_attributes=s.max_attributes)
     return merged
+
+
+def _row_names(records: tuple[Sequence[MentionRecord], ...], row: dict) -> list[tuple[str, str]]:
+    """(name, type) of the entities one chunk's records make rows of: all the model is shown of its answers
+    (working memory, gleaning), so a name the sanitizer or the row builder dropped is never suggested again."""
+    return row_names(ChunkRecords(row["chunk_id"], row["document_id"], mentions=list(records[0])))
 
 
 def _by_document(items: Sequence, row_of: Callable[[object], dict]) -> list[list]:
