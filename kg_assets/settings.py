@@ -168,6 +168,10 @@ class ExtractorSettings(LLMSettings):
         "auto", validation_alias="KG_EXTRACTOR",
         description="auto (the LLM when an API key or base URL is set, else the heuristic) | heuristic | llm | "
         "module:attr, a class or factory in the Python path that makes an extractor (kg_assets.extractors.base)")
+    entity_extraction_enabled: bool = Field(
+        True, validation_alias="KG_ENTITY_EXTRACTION_ENABLED",
+        description="extract entities, relations and attributes from chunks at all (seed 002's entityExtractionEnabled); "
+        "off: documents, chunks and messages are still ingested, no chunk is given to the extractor")
     summary_min_fragments: int = Field(
         8, ge=0, validation_alias="KG_SUMMARY_MIN_FRAGMENTS",
         description="entities with this many distinct description fragments get an LLM summary (0: never)")
@@ -275,6 +279,16 @@ class GraphSettings(BaseModel):
         return {_upper_snake(str(k)): _upper_snake(str(v)) for k, v in dict(value).items()}
 
 
+class SearchSettings(BaseModel):
+    """`kg search` and `KnowledgeGraph.search` (seed 002's entitySearchEnabled)."""
+
+    model_config = _FIELDS
+
+    entity_search_enabled: bool = Field(
+        True, validation_alias="KG_ENTITY_SEARCH_ENABLED",
+        description="entity search (entity:NAME, attr:KEY=VALUE, bare names) at all; off: `kg search` refuses")
+
+
 class CheckSettings(BaseModel):
     """Thresholds of the `extraction_health` check."""
 
@@ -310,6 +324,7 @@ class Settings(BaseModel):
     checks: CheckSettings = Field(default_factory=CheckSettings)
     facts: FactSettings = Field(default_factory=FactSettings)
     graph: GraphSettings = Field(default_factory=GraphSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
 
     @model_validator(mode="after")
     def _cache_beside_warehouse(self) -> Settings:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from kg_assets.commands.common import add_db_option, load_settings
-from kg_assets.query import EntityNotFound, KnowledgeGraph, WarehouseNotBuilt
+from kg_assets.query import EntityNotFound, EntitySearchOff, KnowledgeGraph, WarehouseNotBuilt
 from kg_assets.query.export import FORMATS
 from kg_assets.query.matching import DEFAULT_LIMIT
 from kg_assets.query.models import EntityProfile, SearchResult
@@ -79,14 +79,15 @@ def format_profile(profile: EntityProfile) -> str:
 
 
 def _run(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Bad input exits 2 and a missing warehouse or entity exits 1, each with one clear line."""
+    """Bad input exits 2 and a missing warehouse or entity, or entity search turned off, exits 1, each with one
+    clear line."""
     def run(args: argparse.Namespace) -> int:
         try:
             return command(args)
         except ValueError as exc:
             print(f"kg {args.command}: {exc}", file=sys.stderr)
             return 2
-        except (EntityNotFound, WarehouseNotBuilt) as exc:
+        except (EntityNotFound, WarehouseNotBuilt, EntitySearchOff) as exc:
             print(f"kg {args.command}: {exc}", file=sys.stderr)
             return 1
     return run
@@ -99,7 +100,8 @@ def _db(args: argparse.Namespace) -> Warehouse:
 
 
 def _graph(args: argparse.Namespace) -> KnowledgeGraph:
-    return KnowledgeGraph(_db(args))
+    settings = load_settings(args)
+    return KnowledgeGraph(Warehouse.from_settings(settings.warehouse), entity_search=settings.search.entity_search_enabled)
 
 
 def _json(model) -> str:

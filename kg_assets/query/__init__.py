@@ -3,7 +3,7 @@
 One typed API under the `kg search|show|context|export|picture` commands; see `KnowledgeGraph`.
 """
 
-from kg_assets.query.graph import EntityNotFound, KnowledgeGraph
+from kg_assets.query.graph import EntityNotFound, EntitySearchOff, KnowledgeGraph
 from kg_assets.query.lookup import build_entity_lookup, refresh_entity_lookup
 from kg_assets.query.models import (
     Alias, AttributeVersion, ContextBlock, ContextEntity, EntityProfile, ExportResult, GraphEdge, GraphNode, Relation,
@@ -12,7 +12,8 @@ from kg_assets.query.models import (
 from kg_assets.storage.graph_reads import WarehouseNotBuilt
 
 __all__ = [
-    "Alias", "AttributeVersion", "ContextBlock", "ContextEntity", "EntityNotFound", "EntityProfile", "ExportResult",
+    "Alias", "AttributeVersion", "ContextBlock", "ContextEntity", "EntityNotFound", "EntityProfile", "EntitySearchOff",
+    "ExportResult",
     "GraphEdge", "GraphNode", "KnowledgeGraph", "Relation", "SearchHit", "SearchResult", "SourceSnippet", "Subgraph",
     "WarehouseNotBuilt", "build_entity_lookup", "refresh_entity_lookup",
 ]

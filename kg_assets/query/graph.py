@@ -41,10 +41,16 @@ def _attributes(card: dict) -> dict[str, str]:
     return {a["key"]: a["value"] for a in card["attributes"]}
 
 
+class EntitySearchOff(RuntimeError):
+    """Entity search is turned off (KG_ENTITY_SEARCH_ENABLED=false, seed 002's entitySearchEnabled)."""
+
+
 class KnowledgeGraph:
-    def __init__(self, db_path: str | os.PathLike[str] | Warehouse | None = None):
-        # A Warehouse (e.g. a DuckLake from the settings) or the path of a DuckDB file.
+    def __init__(self, db_path: str | os.PathLike[str] | Warehouse | None = None, *, entity_search: bool = True):
+        # A Warehouse (e.g. a DuckLake from the settings) or the path of a DuckDB file. `entity_search=False`
+        # (KG_ENTITY_SEARCH_ENABLED=false) makes `search` refuse with EntitySearchOff.
         self.warehouse = db_path if isinstance(db_path, Warehouse) else Warehouse(db_path)
+        self.entity_search = entity_search
         self._reads: GraphReads | None = None
         self._connection: contextlib.ExitStack | None = None
 
@@ -84,6 +90,9 @@ class KnowledgeGraph:
     def search(self, query: str, *, types: Sequence[str] = (), limit: int = matching.DEFAULT_LIMIT,
                as_of: Moment = None) -> SearchResult:
         """Seed-style search: `entity:NAME`, `attr:key=value`, `attr:key`, or a bare name."""
+        if not self.entity_search:
+            raise EntitySearchOff("entity search is off (KG_ENTITY_SEARCH_ENABLED=false): set it to true to search "
+                                  "entities by entity:NAME, attr:KEY=VALUE or a bare name")
         parsed = matching.parse_query(query)
         moment = matching.parse_time(as_of)
         if limit < 1:
