@@ -168,6 +168,10 @@ class ExtractorSettings(LLMSettings):
         "auto", validation_alias="KG_EXTRACTOR",
         description="auto (the LLM when an API key or base URL is set, else the heuristic) | heuristic | llm | "
         "module:attr, a class or factory in the Python path that makes an extractor (kg_assets.extractors.base)")
+    entity_extraction_enabled: bool = Field(
+        True, validation_alias="KG_ENTITY_EXTRACTION_ENABLED",
+        description="extract entities, relations and attributes from chunks at all (seed 002's entityExtractionEnabled); "
+        "off: documents, chunks and messages are still ingested, no chunk is given to the extractor")
     summary_min_fragments: int = Field(
         8, ge=0, validation_alias="KG_SUMMARY_MIN_FRAGMENTS",
         description="entities with this many distinct description fragments get an LLM summary (0: never)")
@@ -194,14 +198,18 @@ BUILTIN_ENGINES = ("auto", "heuristic", "llm")
 EXTRACTOR_MEMBERS = ("name", "version", "extract")  # what an extractor plug-in must have
 
 
-def plugin_factory(spec: str):
-    """The class or factory `module:attr` names; ValueError (reported with KG_EXTRACTOR) if it is none.
-    The extractors' factory (kg_assets/extractors/factory.py) calls it to build the plug-in."""
+def plugin_factory(spec: str, members: tuple[str, ...] = EXTRACTOR_MEMBERS, kind: str = "extractor",
+                   builtins: tuple[str, ...] = BUILTIN_ENGINES):
+    """The class or factory `module:attr` names; ValueError (reported with the setting's variable) if it is none.
+    The extractors' factory (kg_assets/extractors/factory.py) and the linker's (`build_linker`) call it to build
+    the plug-in; `members` are what a class must have to be one."""
     import importlib
 
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
-        raise ValueError(f"expected auto, heuristic, llm or module:attr naming an extractor class or factory, got {spec!r}")
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise ValueError(f"expected {', '.join(builtins)} or module:attr naming {article} {kind} class or factory, "
+                         f"got {spec!r}")
     try:
         target = importlib.import_module(module_name)
     except ImportError as exc:
@@ -212,9 +220,73 @@ def plugin_factory(spec: str):
         target = getattr(target, part)
     if not callable(target):
         raise ValueError(f"{spec} is not a class or factory")
-    if isinstance(target, type) and (missing := [m for m in EXTRACTOR_MEMBERS if not hasattr(target, m)]):
-        raise ValueError(f"{spec} does not implement the extractor interface (no {', '.join(missing)})")
+    if isinstance(target, type) and (missing := [m for m in members if not hasattr(target, m)]):
+        raise ValueError(f"{spec} does not implement the {kind} interface (no {', '.join(missing)})")
     return target
+
+
+BUILTIN_LINKERS = ("name_rules",)
+LINKER_MEMBERS = ("name", "version", "link")  # what a linker plug-in must have (kg_assets.core.linking.Linker)
+
+
+def _upper_snake(value: str) -> str:
+    import re
+
+    return re.sub(r"[^0-9A-Z]+", "_", value.strip().upper()).strip("_")
+
+
+class GraphSettings(BaseModel):
+    """Consolidation into the graph (seed 003): which entity linker runs, and the relation-type schema."""
+
+    model_config = _FIELDS
+
+    linker: str = Field(
+        "name_rules", validation_alias="KG_LINKER",
+        description="name_rules (the rule-based NameLinker) | module:attr, a class or factory in the Python path "
+        "that makes a linker (kg_assets.core.linking.Linker: name, version, link(mentions, overrides))")
+    relation_types: list[str] = Field(
+        default_factory=list, validation_alias="KG_RELATION_TYPES",
+        description="allowed relation types of graph edges, comma-separated (empty: every type is kept)")
+    relation_type_map: dict[str, str] = Field(
+        default_factory=dict, validation_alias="KG_RELATION_TYPE_MAP",
+        description="relation types renamed before the schema applies, e.g. 'EMPLOYED_BY=WORKS_AT,WORKS_FOR=WORKS_AT'")
+    unknown_relation_types: Literal["related", "drop"] = Field(
+        "related", validation_alias="KG_UNKNOWN_RELATION_TYPES",
+        description="a type outside KG_RELATION_TYPES becomes RELATED_TO (when that is allowed) or is dropped")
+
+    @field_validator("linker")
+    @classmethod
+    def _known_linker(cls, value: str) -> str:
+        if value not in BUILTIN_LINKERS:
+            plugin_factory(value, LINKER_MEMBERS, "linker", BUILTIN_LINKERS)  # a typo stops the code location
+        return value
+
+    @field_validator("relation_types", mode="before")
+    @classmethod
+    def _split_relation_types(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.split(",")
+        return [t for t in (_upper_snake(str(v)) for v in value) if t]
+
+    @field_validator("relation_type_map", mode="before")
+    @classmethod
+    def _parse_map(cls, value: Any) -> Any:
+        if isinstance(value, str):  # the environment gives "EMPLOYED_BY=WORKS_AT, WORKS_FOR=WORKS_AT"
+            pairs = [p.partition("=") for p in value.split(",") if p.strip()]
+            if bad := [f"{k}{sep}{v}".strip() for k, sep, v in pairs if not (sep and k.strip() and v.strip())]:
+                raise ValueError(f"expected TYPE=TYPE pairs separated by commas, got {', '.join(bad)}")
+            value = {k: v for k, _, v in pairs}
+        return {_upper_snake(str(k)): _upper_snake(str(v)) for k, v in dict(value).items()}
+
+
+class SearchSettings(BaseModel):
+    """`kg search` and `KnowledgeGraph.search` (seed 002's entitySearchEnabled)."""
+
+    model_config = _FIELDS
+
+    entity_search_enabled: bool = Field(
+        True, validation_alias="KG_ENTITY_SEARCH_ENABLED",
+        description="entity search (entity:NAME, attr:KEY=VALUE, bare names) at all; off: `kg search` refuses")
 
 
 class CheckSettings(BaseModel):
@@ -251,6 +323,8 @@ class Settings(BaseModel):
     extractor: ExtractorSettings = Field(default_factory=ExtractorSettings)
     checks: CheckSettings = Field(default_factory=CheckSettings)
     facts: FactSettings = Field(default_factory=FactSettings)
+    graph: GraphSettings = Field(default_factory=GraphSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
 
     @model_validator(mode="after")
     def _cache_beside_warehouse(self) -> Settings:

@@ -25,7 +25,14 @@ from kg_assets.cli import main as kg_main
 from kg_assets.definitions import build_definitions
 from kg_assets.defs.partitions import CONSOLIDATION_ASSETS, PARTITIONED_ASSETS, RunScope, arrival_days, range_tags
 from kg_assets.defs.planner import add_days, current_plan, run_spec, today_utc
-from kg_assets.settings import ExtractorSettings, FactSettings, IngestSettings, Settings, WarehouseSettings
+from kg_assets.settings import (
+    ExtractorSettings,
+    FactSettings,
+    GraphSettings,
+    IngestSettings,
+    Settings,
+    WarehouseSettings,
+)
 from kg_assets.storage.warehouse import Warehouse
 from kg_assets.testing.openai_server import FakeOpenAIServer
 from kg_assets.testing.postgres import pg_admin
@@ -165,10 +172,11 @@ def warehouse_settings(warehouse: Warehouse | Path) -> WarehouseSettings:
     return WarehouseSettings(db_path=str(warehouse.path if isinstance(warehouse, Warehouse) else warehouse))
 
 
-def project_settings(inbox: Path, db: Warehouse | Path, facts: FactSettings | None = None, **extractor) -> Settings:
+def project_settings(inbox: Path, db: Warehouse | Path, facts: FactSettings | None = None,
+                     graph: GraphSettings | None = None, **extractor) -> Settings:
     """Explicit settings for a test project (`db`: a DuckDB file or a Warehouse): nothing comes from the environment."""
     return Settings(ingest=IngestSettings(inbox_dir=str(inbox)), warehouse=warehouse_settings(db),
-                    extractor=ExtractorSettings(**extractor), facts=facts or FactSettings())
+                    extractor=ExtractorSettings(**extractor), facts=facts or FactSettings(), graph=graph or GraphSettings())
 
 
 def built_once(tmp_path_factory, name: str, build) -> Path:

@@ -3,6 +3,7 @@
 import dagster as dg
 import pytest
 
+from kg_assets.core import schemas
 from kg_assets.defs import checks as check_defs
 from kg_assets.defs.partitions import range_tags
 
@@ -19,6 +20,8 @@ CORRUPTIONS = {
     "redirects_resolve": "INSERT INTO kg.entity_aliases (from_id, to_id, method) SELECT entity_id, 'entity_gone', 'manual' FROM kg.entities LIMIT 1",
     "attributes_one_current_row": "INSERT INTO kg.entity_attributes SELECT * FROM kg.entity_attributes WHERE valid_until IS NULL LIMIT 1",
     "edges_one_current_row": "INSERT INTO kg.graph_edges SELECT * FROM kg.graph_edges WHERE valid_until IS NULL LIMIT 1",
+    "nodes_one_current_row": "INSERT INTO kg.graph_nodes SELECT * FROM kg.graph_nodes WHERE valid_until IS NULL LIMIT 1",
+    "messages_one_current_row": "INSERT INTO kg.messages SELECT * FROM kg.messages WHERE valid_until IS NULL LIMIT 1",
     "edges_join_current_nodes": "UPDATE kg.graph_nodes SET valid_until = now() WHERE node_id IN (SELECT source_id FROM kg.graph_edges LIMIT 1)",
     "user_facts_one_active_per_key": "INSERT INTO kg.user_facts SELECT * REPLACE (fact_id || '_copy' AS fact_id) FROM kg.user_facts WHERE is_active LIMIT 1",
     "facts_have_messages": "UPDATE kg.user_facts SET extracted_from_message_id = 'm-gone' WHERE fact_id IN (SELECT min(fact_id) FROM kg.user_facts WHERE source = 'auto_extraction')",
@@ -28,6 +31,28 @@ CORRUPTIONS = {
 
 def test_every_check_has_a_corruption_case():
     assert {next(iter(c.check_specs)).name for c in check_defs.checks} == set(CORRUPTIONS)
+
+
+# Tables versioned by row (valid_from / valid_until, the current row has valid_until NULL) and their key.
+# kg.user_facts is left out: its valid_until is domain time, checked by user_facts_one_active_per_key.
+VERSIONED_KEYS = {
+    "documents": ["document_id"],
+    "entities": ["entity_id"],
+    "entity_attributes": ["entity_id", "attr_key"],
+    "graph_nodes": ["node_id"],
+    "graph_edges": ["source_id", "target_id", "relation_type"],
+    "messages": ["document_id", "message_id"],
+}
+
+
+def test_every_versioned_table_has_a_one_current_row_check():
+    versioned = {name for name, contract in schemas.TABLES.items() if "valid_until" in contract} - {"user_facts"}
+    assert versioned == set(VERSIONED_KEYS)
+    described = " ".join(spec.description or "" for c in check_defs.checks for spec in c.check_specs
+                         if spec.name.endswith("one_current_row"))
+    for table, key in VERSIONED_KEYS.items():
+        assert f"kg.{table} has one current row per" in described
+        assert ", ".join(key) in described, table
 
 
 def _check(name: str) -> dg.AssetChecksDefinition:

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from kg_assets.cli import main
+from kg_assets.definitions import build_definitions
+from kg_assets.settings import Settings
 
 SHARED_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "redocred_dev200.jsonl"
 
@@ -105,3 +107,41 @@ def test_eval_extraction_with_an_llm_counts_calls_and_tokens(llm_cli, tmp_path, 
     assert scores["entity_f1"] == 1.0 and scores["relation_f1"] == 1.0
     again = _eval(capsys, path)
     assert again["llm_calls"] == 0 and again["cache_hits"] == 1
+
+
+def test_estimate_after_a_run_with_gleaning_finds_every_chunk_cached_and_counts_facts_and_summaries(
+        llm_cli, capsys, monkeypatch):
+    """Gleaning answers feed the working memory of a document's next chunks and are cached too: right after a
+    complete run the estimate replays them and finds every chunk cached (it used to say "13 (11 already cached)")."""
+    from kg_assets.testing.scripted_llm import SAMPLE_NAMES, extraction_responder
+
+    project = llm_cli
+    missed = {"Quantum Dynamics Lab": "ORGANIZATION", "Northwind Robotics": "ORGANIZATION"}  # found by gleaning only
+    project.server.set_responder(extraction_responder(
+        names={n: t for n, t in SAMPLE_NAMES.items() if n not in missed}, missed=missed))
+    monkeypatch.setenv("KG_LLM_GLEANING", "always")
+    monkeypatch.setenv("KG_SUMMARY_MIN_FRAGMENTS", "2")
+    monkeypatch.setenv("FACT_EXTRACTION_RATE", "1.0")
+    before = _estimate(capsys, project)
+    assert before["summary calls"].startswith("unknown before a first extraction")
+    offered = int(before["fact calls"].split()[0])
+    assert offered > 0 and f"({offered} of " in before["fact calls"] and "0 already answered" in before["fact calls"]
+    project.defs = build_definitions(Settings.from_env())
+    assert project.run_all().success
+    assert project.sql("SELECT count(*) AS n FROM kg.entity_mentions WHERE gleaning_pass > 0 "
+                       "AND name = 'Quantum Dynamics Lab'")["n"][0] > 0, "gleaning found what the first pass missed"
+    asked = project.sql("SELECT count(*) AS n FROM kg.fact_extractions WHERE outcome NOT IN "
+                        "('disabled', 'not_sampled', 'not_extractable')")["n"][0]
+    assert offered == asked, "one fact request per offered message"
+    chunks = project.sql("SELECT count(*) AS n FROM kg.chunks")["n"][0]
+    after = _estimate(capsys, project)
+    assert after["chunks"] == f"{chunks} ({chunks} already cached)" and after["LLM calls"].startswith("0 to 0")
+    summaries = project.sql("SELECT count(*) AS n FROM kg.entity_summaries")["n"][0]
+    assert summaries > 0 and after["summary calls"].startswith(f"0 ({summaries} entities with at least 2 ")
+    assert f"{summaries} already cached" in after["summary calls"]
+    assert after["fact calls"].startswith(f"0 ({offered} of ") and f"{offered} already answered" in after["fact calls"]
+    assert after["worst case"].startswith("0 calls (extraction, facts, summaries), 0 prompt tokens"), "nothing to ask"
+    worst = re.match(r"([\d,]+) calls .*, ([\d,]+) completion tokens \(each answer at the 2,000-token cap\): \$([\d.]+)",
+                     before["worst case"])
+    calls, completion = (int(worst[i].replace(",", "")) for i in (1, 2))
+    assert calls == 2 * chunks + offered and completion == calls * 2000  # summaries unknown before extraction

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from kg_assets.commands.common import add_db_option, load_settings
-from kg_assets.query import EntityNotFound, KnowledgeGraph, WarehouseNotBuilt
+from kg_assets.query import EntityNotFound, EntitySearchOff, KnowledgeGraph, WarehouseNotBuilt
 from kg_assets.query.export import FORMATS
 from kg_assets.query.matching import DEFAULT_LIMIT
 from kg_assets.query.models import EntityProfile, SearchResult
@@ -37,6 +37,12 @@ def format_search(result: SearchResult) -> str:
         facts = _attributes(hit.attributes)
         lines.append(f"        {_count(hit.mention_count, 'mention')} in {_count(hit.document_count, 'document')}"
                      + (f"; {facts}" if facts else ""))
+    if result.memories:
+        lines.append(f"Memories ({len(result.memories)}: linked by an attribute value 1.0, by a mention 0.7)")
+    for m in result.memories:
+        where = f"{m.document_id} message {m.message_id}" if m.message_id else m.document_id
+        lines.append(f"  {m.score:.2f}  [{where}] {_day(m.document_time)}  {m.entity_name}: {m.why}")
+        lines.append(f"        \"{m.snippet}\"")
     return "\n".join(lines)
 
 
@@ -79,14 +85,15 @@ def format_profile(profile: EntityProfile) -> str:
 
 
 def _run(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Bad input exits 2 and a missing warehouse or entity exits 1, each with one clear line."""
+    """Bad input exits 2 and a missing warehouse or entity, or entity search turned off, exits 1, each with one
+    clear line."""
     def run(args: argparse.Namespace) -> int:
         try:
             return command(args)
         except ValueError as exc:
             print(f"kg {args.command}: {exc}", file=sys.stderr)
             return 2
-        except (EntityNotFound, WarehouseNotBuilt) as exc:
+        except (EntityNotFound, WarehouseNotBuilt, EntitySearchOff) as exc:
             print(f"kg {args.command}: {exc}", file=sys.stderr)
             return 1
     return run
@@ -99,7 +106,8 @@ def _db(args: argparse.Namespace) -> Warehouse:
 
 
 def _graph(args: argparse.Namespace) -> KnowledgeGraph:
-    return KnowledgeGraph(_db(args))
+    settings = load_settings(args)
+    return KnowledgeGraph(Warehouse.from_settings(settings.warehouse), entity_search=settings.search.entity_search_enabled)
 
 
 def _json(model) -> str:
@@ -109,7 +117,7 @@ def _json(model) -> str:
 @_run
 def cmd_search(args: argparse.Namespace) -> int:
     result = _graph(args).search(" ".join(args.query), types=args.type or (), limit=args.limit,
-                                            as_of=args.as_of)
+                                 as_of=args.as_of, memories=args.memories)
     print(_json(result) if args.json else format_search(result))
     return 0
 
@@ -177,6 +185,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("query", nargs="+", help="e.g. entity:Sarah, attr:employer=QDL, attr:role, Sarah Chen")
     search.add_argument("--type", action="append", metavar="TYPE", help="only entities of this type (repeatable)")
     search.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"most hits to return (default {DEFAULT_LIMIT})")
+    search.add_argument("--memories", type=int, default=0, metavar="N",
+                        help="also the N documents or chat messages linked to the hits: by an attribute value read "
+                             "from them (1.0) before those mentioning them (0.7)")
     as_of(search, "attributes valid at this time instead of the current ones")
     search.add_argument("--json", action="store_true", help="print JSON")
 

@@ -102,6 +102,11 @@ def edges_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResult:
                    "edges with several current rows")
 
 
+@dg.asset_check(asset="graph_nodes", blocking=True, description="kg.graph_nodes has one current row per node_id.")
+def nodes_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(warehouse.get().duplicate_current_keys("graph_nodes", ["node_id"]), "nodes with several current rows")
+
+
 @dg.asset_check(asset="graph_edges", blocking=True, description="Every current edge joins two current nodes.")
 def edges_join_current_nodes(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     wh = warehouse.get()
@@ -110,6 +115,13 @@ def edges_join_current_nodes(warehouse: WarehouseResource) -> dg.AssetCheckResul
         for column in ("source_id", "target_id")
     ]).unique()
     return _result(missing, "edge endpoints that are not current nodes")
+
+
+@dg.asset_check(asset="messages", blocking=True,
+                description="kg.messages has one current row per (document_id, message_id).")
+def messages_one_current_row(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    return _result(warehouse.get().duplicate_current_keys("messages", ["document_id", "message_id"]),
+                   "messages with several current rows")
 
 
 @dg.asset_check(asset="user_facts", blocking=True,
@@ -141,7 +153,9 @@ checks = [
     entity_ids_match_names,
     attributes_one_current_row,
     edges_one_current_row,
+    nodes_one_current_row,
     edges_join_current_nodes,
+    messages_one_current_row,
     user_facts_one_active_per_key,
     facts_have_messages,
     no_facts_of_forgotten_users,

@@ -51,20 +51,30 @@ def _extract_isolated(engine, todo: pl.DataFrame) -> tuple[ExtractionResult, lis
 def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource,
                scope: RunScope):
     wh = warehouse.get()
-    engine = extractor.build_extractor(run_id=context.run_id, progress=lambda done, total: context.log.info(f"extracted {done:,}/{total:,} chunks"))
+    enabled = extractor.entity_extraction_enabled
+    engine = extractor.build_extractor(run_id=context.run_id, progress=lambda done, total: context.log.info(
+        f"extracted {done:,}/{total:,} chunks")) if enabled else None
     days = context.partition_keys
     in_scope = documents_in_scope(wh, days, scope)
     ids = in_scope["document_id"].to_list()
     chunks = wh.chunks_for_extraction(ids)
     previous = {t: wh.read_partitions(t, ids) for t in PARTITION_TABLES}
-    reusable = previous["chunk_extractions"].filter(
-        (pl.col("status") == "ok") & (pl.col("extractor_version") == engine.version) & (not scope.redo_extraction)
-    ).join(chunks.select("chunk_id"), on="chunk_id", how="semi").select("chunk_id")
-    todo = chunks.join(reusable, on="chunk_id", how="anti")
-    context.log.info(
-        f"extracting {todo.height:,} of {chunks.height:,} chunks with the {extractor.describe(engine)}; "
-        f"{reusable.height:,} reused"
-    )
+    if engine is None:
+        # KG_ENTITY_EXTRACTION_ENABLED=false (seed 002): no chunk goes to the extractor; what earlier runs
+        # extracted from chunks that still exist stays, so turning it back on extracts exactly the rest.
+        reusable = previous["chunk_extractions"].join(chunks.select("chunk_id"), on="chunk_id", how="semi").select("chunk_id")
+        todo = chunks.clear()
+        context.log.info(f"entity extraction is off (KG_ENTITY_EXTRACTION_ENABLED=false): {chunks.height:,} chunks "
+                         f"not extracted, {reusable.height:,} kept from earlier runs")
+    else:
+        reusable = previous["chunk_extractions"].filter(
+            (pl.col("status") == "ok") & (pl.col("extractor_version") == engine.version) & (not scope.redo_extraction)
+        ).join(chunks.select("chunk_id"), on="chunk_id", how="semi").select("chunk_id")
+        todo = chunks.join(reusable, on="chunk_id", how="anti")
+        context.log.info(
+            f"extracting {todo.height:,} of {chunks.height:,} chunks with the {extractor.describe(engine)}; "
+            f"{reusable.height:,} reused"
+        )
     result, failures = _extract_isolated(engine, todo)
     for failure in failures[:20]:
         context.log.warning(f"document {failure.document_id} failed in step {failure.step}: {failure.error}")
@@ -76,14 +86,16 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     }
     frames = {t: pl.concat([previous[t].join(reusable, on="chunk_id", how="semi"), new[t]]) for t in PARTITION_TABLES}
     wh.replace_partitions(frames, ids)
-    if extractor.uses_llm:
+    if engine is not None and extractor.uses_llm:
         export_calls(wh, engine.settings.cache_path)
 
     failed = result.chunk_status.filter(pl.col("status") != "ok")
     for chunk_id, error in failed.select("chunk_id", "error").head(20).iter_rows():
         context.log.warning(f"chunk {chunk_id}: {error}")
     engine_metadata = {"extractor": engine.name, "extractor_version": engine.version, "engine": extractor.describe(engine),
-                       "failed_documents": len(failures)}
+                       "failed_documents": len(failures)} if engine is not None else {
+        "extractor": "off", "extractor_version": "", "failed_documents": 0,
+        "engine": "entity extraction off (KG_ENTITY_EXTRACTION_ENABLED=false)"}
     status = frames["chunk_extractions"].with_columns(
         reused=pl.col("chunk_id").is_in(reusable["chunk_id"].implode())).join(in_scope, on="document_id")
     per_day = per_day_counts(days, status, chunks_extracted=(~pl.col("reused")).sum(), chunks_reused=pl.col("reused").sum(),

@@ -11,14 +11,15 @@ import polars as pl
 from kg_assets.core.chat import observation_message_times
 from kg_assets.core.consolidate import build_edges, build_entities, build_nodes, summary_candidates, with_summaries
 from kg_assets.core.extraction.prompts import build_summary_messages
-from kg_assets.core.linking import NameLinker, apply_redirects, keep_created_at
+from kg_assets.core.linking import apply_redirects, keep_created_at
 from kg_assets.core.planning import frame_digest
+from kg_assets.core.relation_schema import apply_relation_schema
 from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
 from kg_assets.defs.llm_calls import export_calls
 from kg_assets.defs.planner import OVERRIDES_DIGEST_KEY
 from kg_assets.defs.pools import Pools
 from kg_assets.defs.previews import core_picture, graph_preview, top_entities
-from kg_assets.defs.resources import ExtractorResource, WarehouseResource
+from kg_assets.defs.resources import ExtractorResource, GraphResource, WarehouseResource
 from kg_assets.defs.tables import table_asset, table_metadata, table_spec
 from kg_assets.storage.facts import FactStore
 from kg_assets.storage.warehouse import now_utc
@@ -31,12 +32,13 @@ link_overrides = dg.AssetSpec(
 )
 
 
-def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
+def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResource, graph: GraphResource):
     wh = warehouse.get()
     mentions = wh.entity_mentions()
     overrides = wh.link_overrides()
-    linker = NameLinker()
-    redirects = keep_created_at(linker.link(mentions, overrides), wh.redirects())
+    linker = graph.build_linker()  # NameLinker, or the KG_LINKER plug-in
+    context.log.info(f"linking {mentions.height:,} mentions with {linker.name} {linker.version}")
+    redirects = keep_created_at(graph.link(linker, mentions, overrides), wh.redirects())
     entities = build_entities(mentions, wh.document_times(), redirects)
     stats = wh.replace_current({"entities": (["entity_id"], entities)})["entities"]
     wh.replace_tables({"entity_aliases": redirects})
@@ -47,6 +49,8 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         "rows_written": stats["written"],
         "mentions": mentions.height,
         "linker": linker.name,
+        "linker_version": linker.version,
+        "linker_setting": graph.linker,
         "overrides": overrides.height,
         OVERRIDES_DIGEST_KEY: frame_digest(overrides),
     })
@@ -85,10 +89,16 @@ def entity_summaries(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     })
 
 
-def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource):
+def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource, graph: GraphResource):
     wh = warehouse.get()
     entities = with_summaries(wh.current_entities(), wh.entity_summaries())
     relations = apply_redirects(wh.local_relations(), wh.redirects(), ["source_id", "target_id"])
+    relations, schema_counts = apply_relation_schema(relations, graph.relation_types, graph.relation_type_map,
+                                                     graph.unknown_relation_types)
+    if schema_counts["unknown"] or schema_counts["mapped"]:
+        context.log.info(f"relation types: {schema_counts['mapped']:,} renamed, {schema_counts['unknown']:,} outside "
+                         f"KG_RELATION_TYPES ({schema_counts['unknown_as_related_to']:,} as RELATED_TO, "
+                         f"{schema_counts['dropped']:,} dropped)")
     edges = build_edges(relations, entities["entity_id"])
     nodes = build_nodes(entities, edges)
     stats = wh.replace_current(
@@ -97,7 +107,13 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     context.log.info(f"graph: {stats['graph_nodes']['current']:,} nodes, {stats['graph_edges']['current']:,} edges")
     yield dg.MaterializeResult(asset_key="graph_edges", metadata={
         "dagster/row_count": stats["graph_edges"]["current"], "closed": stats["graph_edges"]["closed"],
-        "rows_written": stats["graph_edges"]["written"], "relations": relations.height, "preview": graph_preview(nodes, edges, wh)})
+        "rows_written": stats["graph_edges"]["written"], "relations": relations.height,
+        "relation_schema": ", ".join(graph.relation_types) or "any type",
+        "relation_types_mapped": schema_counts["mapped"], "relation_types_unknown": schema_counts["unknown"],
+        "unknown_as_related_to": schema_counts["unknown_as_related_to"],
+        "relations_dropped_by_schema": schema_counts["dropped"],
+        "unknown_relation_types": dg.MetadataValue.json(schema_counts["unknown_types"]),
+        "preview": graph_preview(nodes, edges, wh)})
     yield dg.MaterializeResult(asset_key="graph_nodes", metadata={
         "dagster/row_count": stats["graph_nodes"]["current"], "closed": stats["graph_nodes"]["closed"],
         "rows_written": stats["graph_nodes"]["written"], "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh)})

@@ -8,7 +8,9 @@ documents from anywhere but the inbox the code location was started with.
 
 import dagster as dg
 
+from kg_assets.core import schemas
 from kg_assets.core.facts.records import FactExtractor
+from kg_assets.core.linking import Linker, NameLinker
 from kg_assets.defs.partitions import RunScope
 from kg_assets.extractors.base import Extractor
 from kg_assets.extractors.factory import build_extractor, build_fact_extractor, describe_extractor
@@ -17,11 +19,14 @@ from kg_assets.settings import (
     BASE_URL_ENV,
     CheckSettings,
     ExtractorSettings,
+    LINKER_MEMBERS,
     FactSettings,
+    GraphSettings,
     IngestSettings,
     Settings,
     WarehouseSettings,
     has_credentials,
+    plugin_factory,
 )
 from kg_assets.storage.warehouse import Warehouse
 
@@ -51,6 +56,28 @@ class ExtractorResource(dg.ConfigurableResource, ExtractorSettings):
         return describe_extractor(self, extractor)
 
 
+class GraphResource(dg.ConfigurableResource, GraphSettings):
+    """Consolidation: the entity linker (KG_LINKER) and the relation-type schema (KG_RELATION_TYPES ...)."""
+
+    def build_linker(self) -> Linker:
+        """The linker KG_LINKER names: the rule-based NameLinker, or a plug-in class or factory called with nothing.
+        The one place a linker is made for the pipeline."""
+        if self.linker == "name_rules":
+            return NameLinker()
+        linker = plugin_factory(self.linker, LINKER_MEMBERS, "linker", ("name_rules",))()
+        if missing := [m for m in LINKER_MEMBERS if not hasattr(linker, m)]:
+            raise TypeError(f"KG_LINKER={self.linker} made {type(linker).__name__}, which has no {', '.join(missing)}")
+        return linker
+
+    def link(self, linker: Linker, mentions, overrides):
+        """The linker's redirects, held to the ENTITY_ALIASES contract: a plug-in that returns no from_id / to_id
+        column is refused by name here rather than failing somewhere below."""
+        redirects = linker.link(mentions, overrides)
+        if missing := [c for c in ("from_id", "to_id", "method") if c not in redirects.columns]:
+            raise ValueError(f"linker {linker.name} {linker.version} returned no {', '.join(missing)} column")
+        return schemas.conform(redirects, schemas.ENTITY_ALIASES)
+
+
 class CheckThresholds(dg.ConfigurableResource, CheckSettings):
     """Thresholds of the extraction_health check."""
 
@@ -75,6 +102,7 @@ def build_resources(settings: Settings) -> dict[str, object]:
                                        api_key=dg.EnvVar(API_KEY_ENV) if settings.extractor.api_key else None),
         "check_thresholds": CheckThresholds(**settings.checks.model_dump()),
         "facts": FactResource(**settings.facts.model_dump()),
+        "graph": GraphResource(**settings.graph.model_dump()),
         # Which documents of the run's arrival days a run processes: the one run-config knob of a run.
         "scope": RunScope(),
     }

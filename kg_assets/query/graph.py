@@ -21,10 +21,12 @@ from pathlib import Path
 
 import polars as pl
 
+from kg_assets.core.chat import messages_at
 from kg_assets.query import matching
 from kg_assets.query.lookup import build_entity_lookup
 from kg_assets.query.models import (
-    Alias, AttributeVersion, EntityProfile, GraphEdge, GraphNode, Relation, SearchHit, SearchResult, SourceSnippet,
+    Alias, AttributeVersion, EntityProfile, GraphEdge, GraphNode, MemoryHit, Relation, SearchHit, SearchResult,
+    SourceSnippet,
     Subgraph,
 )
 from kg_assets.storage.graph_reads import GraphReads, WarehouseNotBuilt
@@ -41,10 +43,16 @@ def _attributes(card: dict) -> dict[str, str]:
     return {a["key"]: a["value"] for a in card["attributes"]}
 
 
+class EntitySearchOff(RuntimeError):
+    """Entity search is turned off (KG_ENTITY_SEARCH_ENABLED=false, seed 002's entitySearchEnabled)."""
+
+
 class KnowledgeGraph:
-    def __init__(self, db_path: str | os.PathLike[str] | Warehouse | None = None):
-        # A Warehouse (e.g. a DuckLake from the settings) or the path of a DuckDB file.
+    def __init__(self, db_path: str | os.PathLike[str] | Warehouse | None = None, *, entity_search: bool = True):
+        # A Warehouse (e.g. a DuckLake from the settings) or the path of a DuckDB file. `entity_search=False`
+        # (KG_ENTITY_SEARCH_ENABLED=false) makes `search` refuse with EntitySearchOff.
         self.warehouse = db_path if isinstance(db_path, Warehouse) else Warehouse(db_path)
+        self.entity_search = entity_search
         self._reads: GraphReads | None = None
         self._connection: contextlib.ExitStack | None = None
 
@@ -82,16 +90,64 @@ class KnowledgeGraph:
 
     # ---- search ----------------------------------------------------------------------------------
     def search(self, query: str, *, types: Sequence[str] = (), limit: int = matching.DEFAULT_LIMIT,
-               as_of: Moment = None) -> SearchResult:
-        """Seed-style search: `entity:NAME`, `attr:key=value`, `attr:key`, or a bare name."""
+               as_of: Moment = None, memories: int = 0, snippet_chars: int = 240) -> SearchResult:
+        """Seed-style search: `entity:NAME`, `attr:key=value`, `attr:key`, or a bare name.
+
+        With `memories=N`, also the N documents or chat messages best linked to the hits (seed 002's
+        searchMemories): 1.0 for one an attribute value of a hit was read from (the queried key's, for
+        `attr:`), 0.7 for one that mentions a hit; an attribute link is never replaced by a mention, and the
+        snippet shows what links them."""
+        if not self.entity_search:
+            raise EntitySearchOff("entity search is off (KG_ENTITY_SEARCH_ENABLED=false): set it to true to search "
+                                  "entities by entity:NAME, attr:KEY=VALUE or a bare name")
         parsed = matching.parse_query(query)
         moment = matching.parse_time(as_of)
         if limit < 1:
             raise ValueError("limit must be at least 1")
         wanted = [t.strip().upper() for t in types if t and t.strip()]
+        if memories < 0:
+            raise ValueError("memories must be 0 or more")
         with self._open() as reads:
             hits = self._search(reads, parsed, wanted, limit, moment)
-        return SearchResult(query=query, kind=parsed.kind, as_of=moment, hits=hits)
+            found = self._memories(reads, hits, parsed.key if parsed.kind == "attr" else None, moment, memories,
+                                   snippet_chars) if memories and hits else []
+        return SearchResult(query=query, kind=parsed.kind, as_of=moment, hits=hits, memories=found)
+
+    @staticmethod
+    def _memories(reads: GraphReads, hits: list[SearchHit], attr_key: str | None, moment: datetime | None,
+                  limit: int, snippet_chars: int) -> list[MemoryHit]:
+        links = reads.memory_links([h.entity_id for h in hits], attr_key, moment)
+        if links.height == 0:
+            return []
+        order = {h.entity_id: i for i, h in enumerate(hits)}
+        names = {h.entity_id: h.name for h in hits}
+        # where in the document the link is: the value or the mention in its chunk (else the chunk's start)
+        links = links.with_columns(
+            (pl.col("chunk_start") + pl.coalesce(
+                "anchor_start", pl.col("text").str.to_lowercase().str.find(pl.col("anchor").str.to_lowercase(), literal=True),
+                pl.lit(0))).alias("char_start"),
+            pl.when(pl.col("source") == "entity_attr").then(1.0).otherwise(0.7).alias("score"),
+            pl.col("entity_id").replace_strict(order, return_dtype=pl.Int64).alias("hit_order"),
+        )
+        chats = links.filter(pl.col("source_type") == "chat")["document_id"].unique().to_list()
+        messages = reads.current_messages_of(chats)
+        placed = messages_at(messages, links.select("document_id", "char_start")) if chats else None
+        links = links.with_columns(
+            (placed["message_id"] if placed is not None else pl.Series([None] * links.height, dtype=pl.String))
+            .alias("message_id"))
+        content = {(d, m): c for d, m, c in messages.select("document_id", "message_id", "content").iter_rows()}
+        best = (links.sort(["score", "hit_order", "document_time", "document_id", "chunk_index"],
+                           descending=[True, False, True, False, False], nulls_last=True)
+                .unique(["document_id", "message_id"], keep="first", maintain_order=True).head(limit))
+        found = []
+        for row in best.iter_rows(named=True):
+            text = content.get((row["document_id"], row["message_id"])) or row["text"]  # a message: all of it
+            found.append(MemoryHit(
+                document_id=row["document_id"], message_id=row["message_id"], title=row["title"],
+                document_time=row["document_time"], score=row["score"], source=row["source"],
+                entity_id=row["entity_id"], entity_name=names[row["entity_id"]], why=row["detail"],
+                snippet=matching.snippet(text, [row["anchor"]], snippet_chars)))
+        return found
 
     def _search(self, reads: GraphReads, parsed: matching.Query, types: list[str], limit: int,
                 moment: datetime | None) -> list[SearchHit]:

@@ -20,11 +20,28 @@ class SearchHit(BaseModel):
     document_count: int
 
 
+class MemoryHit(BaseModel):
+    """A document or chat message linked to a matching entity (seed 002's searchMemories)."""
+
+    document_id: str
+    message_id: str | None = Field(None, description="the chat message, for a chat log")
+    title: str | None
+    document_time: datetime | None
+    score: float = Field(description="1.0 linked by an attribute value read from it, 0.7 by a mention of the entity")
+    source: str = Field(description="entity_attr | keyword")
+    entity_id: str
+    entity_name: str
+    why: str = Field(description="the attribute value or the mention that links it")
+    snippet: str
+
+
 class SearchResult(BaseModel):
     query: str
     kind: str = Field(description="entity | attr")
     as_of: datetime | None = None
     hits: list[SearchHit]
+    memories: list[MemoryHit] = Field(default_factory=list,
+                                      description="documents and messages linked to the hits, best first (memories=N)")
 
     def to_frame(self) -> pl.DataFrame:
         """One row per hit; attributes as a list of {key, value}."""

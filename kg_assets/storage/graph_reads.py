@@ -176,6 +176,44 @@ class GraphReads:
             ORDER BY r.rank, e.mention_count DESC, e.name, r.entity_id
             LIMIT $limit""", params)
 
+    # ---- memories: the documents and messages behind entities (seed 002) ------------------------
+    def memory_links(self, entity_ids: Sequence[str], attr_key: str | None = None,
+                     as_of: datetime | None = None) -> pl.DataFrame:
+        """Chunks linking the entities to documents: 'entity_attr' rows, the source chunks of their attribute
+        values (current, or valid at as_of; only `attr_key` when given), with `detail` the value; and 'keyword'
+        rows, the chunks mentioning them (any id redirected to them), with `detail` the surface form and
+        `anchor_start` its offset in the chunk when the extractor gave one. With each chunk's document, title,
+        time, text and the chunk's offset in the document's text."""
+        params: dict = {"ids": list(entity_ids), "key": attr_key}
+        if as_of is not None:
+            params["as_of"] = as_of
+        return _frame(self.con, f"""
+            WITH ids AS (SELECT unnest($ids::VARCHAR[]) AS entity_id),
+            attr AS (
+                SELECT a.entity_id, 'entity_attr' AS source, a.attr_key || ' = ' || a.value AS detail, a.value AS anchor,
+                       NULL::BIGINT AS anchor_start, unnest(a.source_chunk_ids) AS chunk_id
+                FROM {self._attributes(as_of)} a JOIN ids USING (entity_id)
+                WHERE $key IS NULL OR a.attr_key = $key),
+            named AS (
+                SELECT coalesce(al.to_id, m.entity_id) AS entity_id, 'keyword' AS source,
+                       'mentions "' || m.name || '"' AS detail, m.name AS anchor, m.char_start AS anchor_start, m.chunk_id
+                FROM {SCHEMA}.entity_mentions m
+                LEFT JOIN {SCHEMA}.entity_aliases al ON al.from_id = m.entity_id
+                WHERE coalesce(al.to_id, m.entity_id) IN (SELECT entity_id FROM ids)),
+            links AS (SELECT * FROM attr UNION ALL SELECT * FROM named)
+            SELECT l.entity_id, l.source, l.detail, l.anchor, l.anchor_start, c.chunk_id, c.document_id, c.chunk_index,
+                   c.char_start AS chunk_start, c.text, d.title, d.source_type, {_DOCUMENT_TIME} AS document_time
+            FROM links l JOIN {SCHEMA}.chunks c USING (chunk_id)
+            JOIN {SCHEMA}.documents d ON d.document_id = c.document_id AND d.valid_until IS NULL
+            ORDER BY l.source, document_time DESC, c.document_id, c.chunk_index""", params)
+
+    def current_messages_of(self, document_ids: Sequence[str]) -> pl.DataFrame:
+        """The current chat messages of these documents (MESSAGES columns used to place a span)."""
+        return _frame(self.con, f"""
+            SELECT document_id, message_id, user_id, sent_at, char_start, char_end, content
+            FROM {SCHEMA}.messages WHERE valid_until IS NULL AND document_id IN (SELECT unnest($ids::VARCHAR[]))""",
+            {"ids": list(document_ids)})
+
     # ---- one entity ----------------------------------------------------------------------------
     def canonical_id(self, entity_id: str) -> str | None:
         """The current entity an id names: itself, or the entity it was merged into."""

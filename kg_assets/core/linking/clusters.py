@@ -19,7 +19,15 @@ OTHER = "OTHER"
 
 
 class Linker(Protocol):
+    """What the pipeline's linking step calls (`NameLinker`, or a `KG_LINKER=module:attr` plug-in).
+
+    `link` takes every mention (ENTITY_MENTIONS contract) and the manual decisions of `kg link` (LINK_OVERRIDES
+    contract, or None) and returns redirect rows (ENTITY_ALIASES contract: from_id, to_id, method, score,
+    evidence), resolved: every non-canonical id points straight at its canonical one, never at itself.
+    `name` and `version` are shown in the linked_entities asset's metadata."""
+
     name: str
+    version: str
 
     def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
         """Redirect rows (ENTITY_ALIASES contract) for the given ENTITY_MENTIONS frame."""

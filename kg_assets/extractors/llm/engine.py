@@ -206,25 +206,55 @@ class LLMExtractor:
                 "known_entities": known}
 
     def cached_first_passes(self, rows: Sequence[dict], cache: LLMCache) -> list[bool]:
-        """Which rows' first requests the cache already answers. With working memory a request depends on
-        the answers to the document's earlier chunks, so those are replayed from the cache in order; past
-        the first answer the cache lacks, the document's later requests are unknown, hence not cached."""
+        """Which rows a rerun would answer wholly from the cache: the first request and every gleaning request
+        the rerun would make (the same stopping rules as `_chunk`, on cached answers). With working memory a
+        request depends on the answers to the document's earlier chunks (all their passes), so those are
+        replayed from the cache in order; past the first request the cache lacks, the document's later
+        requests are unknown, hence not cached."""
         s, answered = self.settings, [False] * len(rows)
         for positions in _by_document(list(range(len(rows))), lambda i: rows[i]):
             memory = WorkingMemory(s.working_memory_tokens)
             for i in positions:
                 memory.enter(rows[i].get("section_path"))
-                hit = cache.get(prompt_hash(self.first_pass_messages(rows[i], memory.known()), s.model, s.params))
-                if hit is None:
+                passes = self._cached_passes(rows[i], memory.known(), cache)
+                if passes is None:
                     break
                 answered[i] = True
                 if s.working_memory_tokens:
-                    try:
-                        parsed = self._parse(hit["content"], 0, False)
-                    except ParseFailure:
-                        break
-                    memory.remember(_row_names(row_records(_sanitized(parsed, self), rows[i]["text"]), rows[i]))
+                    merged = _sanitized(merge_passes([p for _, p in passes]), self)
+                    memory.remember(_row_names(row_records(merged, rows[i]["text"]), rows[i]))
         return answered
+
+    def _cached_passes(self, row: dict, remembered: Sequence[tuple[str, str]], cache: LLMCache) -> list | None:
+        """The passes `_chunk` would take for this row, each answered from the cache; None when one is missing
+        or does not parse."""
+        s = self.settings
+
+        def cached(messages: list[dict], gleaning_pass: int):
+            hit = cache.get(prompt_hash(messages, s.model, s.params))
+            return None if hit is None else self._parse(hit["content"], gleaning_pass, False)
+
+        try:
+            first = cached(self.first_pass_messages(row, remembered), 0)
+            if first is None:
+                return None
+            passes = [(0, first)]
+            for gleaning in range(1, s.max_gleanings + 1):
+                if s.gleaning == "auto" and not passes[-1][1].needs_gleaning:
+                    break
+                so_far = _sanitized(merge_passes([p for _, p in passes]), self)
+                found = _row_names(row_records(so_far, row["text"]), row)  # as `_chunk` shows them
+                failed = [line for _, p in passes[-1:] for line in p.bad_lines]
+                known = _record_keys(passes)
+                more = cached(self.gleaning_messages(row, found, failed, remembered), gleaning)
+                if more is None:
+                    return None
+                passes.append((gleaning, more))
+                if more.nothing_missing or _record_keys([(gleaning, more)]) <= known:
+                    break
+        except ParseFailure:
+            return None
+        return passes
 
     # ---- orchestration ---------------------------------------------------------------------
     async def _extract_all(self, states: list[_ChunkState]) -> list[_ChunkState]:
