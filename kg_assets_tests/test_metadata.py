@@ -9,6 +9,7 @@ from pydantic_settings import SettingsError
 
 from kg_assets.definitions import build_definitions
 from kg_assets.defs.planner import today_utc
+from kg_assets.defs.tables import column_descriptions
 from kg_assets.extractors.factory import build_extractor
 from kg_assets.settings import ExtractorSettings, Settings
 from kg_assets_tests.conftest import project_settings
@@ -76,6 +77,35 @@ def test_column_descriptions_come_from_the_schema_contracts():
     assert "first saw the file" in columns["arrival_day"].description
     edges = defs.resolve_assets_def("graph_edges").specs_by_key[dg.AssetKey("graph_edges")]
     assert {c.name for c in edges.metadata["dagster/column_schema"].columns} >= {"edge_id", "weight", "document_ids"}
+
+
+def test_every_column_of_every_table_is_described_with_the_type_duckdb_gives_it(tmp_path):
+    """The schema tab of every table asset: each column of core/schemas.py described, its type the one the
+    DDL creates, spelled as DuckDB reports it (TIMESTAMP WITH TIME ZONE, VARCHAR[]), not a Polars repr."""
+    import duckdb
+
+    from kg_assets.core import schemas
+    from kg_assets.storage.ddl import create_schema
+
+    con = duckdb.connect(str(tmp_path / "types.duckdb"))
+    create_schema(con)
+    duck = {(t, c): ty for t, c, ty in con.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'kg'").fetchall()}
+    defs = build_definitions(Settings(), marts=False)
+    shown = {}
+    for key in defs.resolve_asset_graph().get_all_asset_keys():
+        metadata = defs.resolve_asset_graph().get(key).metadata
+        table = metadata["dagster/table_name"].split(".", 1)[1]
+        shown[table] = {c.name: c for c in metadata["dagster/column_schema"].columns}
+    # every table is an asset but those only commands write (`kg facts remember|forget`)
+    assert set(schemas.TABLES) - set(shown) == {"manual_facts", "forgotten_users"}
+    described = {table: shown.get(table) or {n: dg.TableColumn(n, description=column_descriptions(table).get(n))
+                                             for n in contract} for table, contract in schemas.TABLES.items()}
+    undescribed = [f"{table}.{name}" for table, contract in schemas.TABLES.items() for name in contract
+                   if not (described[table][name].description or "").strip()]
+    assert undescribed == []
+    assert {(t, n): c.type for t, columns in shown.items() for n, c in columns.items()} == {
+        (t, n): ty for (t, n), ty in duck.items() if t in shown}
 
 
 def test_partitions_extracted_by_another_extractor_show_as_stale(built):

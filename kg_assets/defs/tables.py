@@ -12,6 +12,7 @@ import dagster as dg
 import polars as pl
 
 from kg_assets.core import schemas
+from kg_assets.storage.ddl import DUCK_TYPES
 from kg_assets.storage.warehouse import SCHEMA
 
 
@@ -32,12 +33,13 @@ def table_spec(key: str, *, group: str, deps: Sequence, description: str, table:
 
 
 def table_metadata(table: str) -> dict[str, object]:
-    """The table an asset is, and its columns with the contract's types and comments (the UI's schema tab)."""
+    """The table an asset is, and its columns with the DuckDB types the DDL creates (`storage/ddl.py`) and the
+    contract's comments (the UI's schema tab)."""
     described = column_descriptions(table)
     return {
         "dagster/table_name": f"{SCHEMA}.{table}",
         "dagster/column_schema": dg.TableSchema(
-            columns=[dg.TableColumn(name, str(dtype), description=described.get(name))
+            columns=[dg.TableColumn(name, DUCK_TYPES[dtype], description=described.get(name))
                      for name, dtype in schemas.TABLES[table].items()]
         ),
     }
@@ -48,18 +50,30 @@ _COLUMN_LINE = re.compile(r'^\s*"(\w+)":\s*[^#]+#\s*(.+?)\s*$')
 
 @functools.cache
 def column_descriptions(table: str) -> dict[str, str]:
-    """column -> the comment beside it in its contract in `core/schemas.py`, the one place columns are described."""
+    """column -> the comment beside it in its contract in `core/schemas.py`, the one place columns are described.
+    A contract derived from another (FACT_INPUTS, a part of USER_FACTS) has the comments of that one."""
     contract = schemas.TABLES[table]
-    variable = next(name for name, value in vars(schemas).items() if value is contract and name.isupper())
-    lines = inspect.getsource(schemas).splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"{variable} = {{"))
-    described = {}
-    for line in lines[start + 1:]:
-        if line.startswith("}"):
-            break
-        if match := _COLUMN_LINE.match(line):
-            described[match.group(1)] = match.group(2)
-    return described
+    written = _written_contracts()
+    described = next((d for name, d in written.items() if getattr(schemas, name) is contract), None)
+    if described is None:
+        source = next(name for name, d in written.items() if contract.items() <= getattr(schemas, name).items())
+        described = written[source]
+    return {name: described[name] for name in contract if name in described}
+
+
+@functools.cache
+def _written_contracts() -> dict[str, dict[str, str]]:
+    """Every contract written out as a dict literal in `core/schemas.py`: its name -> {column: comment}."""
+    contracts: dict[str, dict[str, str]] = {}
+    current = None
+    for line in inspect.getsource(schemas).splitlines():
+        if (start := re.match(r"^([A-Z_]+) = \{$", line)) and isinstance(getattr(schemas, start.group(1)), dict):
+            current = contracts.setdefault(start.group(1), {})
+        elif line.startswith("}"):
+            current = None
+        elif current is not None and (match := _COLUMN_LINE.match(line)):
+            current[match.group(1)] = match.group(2)
+    return contracts
 
 
 def markdown_table(frame: pl.DataFrame) -> dg.MetadataValue:
