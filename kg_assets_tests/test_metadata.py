@@ -108,6 +108,25 @@ def test_every_column_of_every_table_is_described_with_the_type_duckdb_gives_it(
         (t, n): ty for (t, n), ty in duck.items() if t in shown}
 
 
+def test_every_asset_has_an_owner_a_code_version_and_metadata_the_ui_can_show():
+    from dagster._core.definitions.metadata import normalize_metadata
+
+    from kg_assets.defs.tables import OWNERS
+
+    graph = build_definitions(Settings()).resolve_asset_graph()
+    keys = graph.get_all_asset_keys()
+    assert any(k.path[0] == "marts" for k in keys)
+    assert {k.to_user_string(): list(graph.get(k).owners) for k in keys} == {k.to_user_string(): list(OWNERS) for k in keys}
+    assert [k.to_user_string() for k in keys if not graph.get(k).code_version] == []
+    # what the UI gets of each asset's metadata (AssetNodeSnap normalizes it so), but the two entries of
+    # dagster-dbt's own bookkeeping the UI hides (HIDDEN_METADATA_ENTRY_LABELS of dagster-webserver)
+    hidden = {"dagster_dbt/manifest", "dagster_dbt/dagster_dbt_translator"}
+    unreadable = {(k.to_user_string(), label): value.value for k in keys
+                  for label, value in normalize_metadata(graph.get(k).metadata, allow_invalid=True).items()
+                  if label not in hidden and "(unserializable)" in str(value.value)}
+    assert unreadable == {}
+
+
 def test_partitions_extracted_by_another_extractor_show_as_stale(built):
     project = built
     assert project.run_all().success

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import re
 from collections.abc import Sequence
@@ -17,19 +18,31 @@ from kg_assets.storage.warehouse import SCHEMA
 
 
 TABLE_KINDS = frozenset({"duckdb", "polars"})  # the UI's kind badges of an asset computed in Polars into DuckDB
+# Who answers for every asset of this code location (the UI's owners; dbt marts too, defs/dbt.py).
+OWNERS = ("team:kg-assets",)
 
 
 def table_asset(table: str, *, group: str, kinds: frozenset[str] = TABLE_KINDS, **asset_args):
-    """The `@dg.asset` decorator of an asset that is the table `table`: its name, group, kinds and columns;
-    `asset_args` add the rest (deps, pool, `partitioned(...)`)."""
-    return dg.asset(name=table, group_name=group, kinds=kinds, metadata=table_metadata(table), **asset_args)
+    """The `@dg.asset` decorator of an asset that is the table `table`: its name, group, kinds, columns, owners
+    and code version (`contract_version`, unless given); `asset_args` add the rest (deps, pool, `partitioned(...)`)."""
+    asset_args.setdefault("code_version", contract_version(table))
+    return dg.asset(name=table, group_name=group, kinds=kinds, metadata=table_metadata(table), owners=OWNERS,
+                    **asset_args)
 
 
 def table_spec(key: str, *, group: str, deps: Sequence, description: str, table: str | None = None,
                **spec_args) -> dg.AssetSpec:
-    """One output of a multi_asset that is a table (`table`, else `key`): group, kinds and columns as above."""
+    """One output of a multi_asset that is a table (`table`, else `key`): as above."""
+    spec_args.setdefault("code_version", contract_version(table or key))
     return dg.AssetSpec(key, deps=deps, group_name=group, kinds=TABLE_KINDS, metadata=table_metadata(table or key),
-                        description=description, **spec_args)
+                        description=description, owners=OWNERS, **spec_args)
+
+
+def contract_version(table: str) -> str:
+    """The code version of a step with no version of its own (the chunker and the extractors have one): its
+    table's contract, so the UI marks the table's materializations stale when a column is added or retyped."""
+    columns = ",".join(f"{name}:{DUCK_TYPES[dtype]}" for name, dtype in schemas.TABLES[table].items())
+    return "contract-" + hashlib.sha1(columns.encode()).hexdigest()[:12]
 
 
 def table_metadata(table: str) -> dict[str, object]:
