@@ -68,6 +68,12 @@ def test_each_day_carries_its_own_numbers_and_row_counts_are_the_tables(built):
     top = project.sql("SELECT label FROM kg.graph_nodes WHERE valid_until IS NULL ORDER BY degree DESC, label LIMIT 1")
     texts = "".join(ElementTree.fromstring(svg).itertext())
     assert top["label"][0][:20] in texts
+    # ... and a small drawing of the core the UI shows in place: Markdown under the 1,000 characters beyond which
+    # dagster-webserver hides it behind [Show Markdown]
+    inline = nodes["graph_picture"].value
+    assert len(inline) < 1000 and inline.startswith("![") and "most connected](data:image/svg+xml;base64," in inline
+    small = "".join(ElementTree.fromstring(base64.b64decode(inline.split("base64,", 1)[1].rstrip(")"))).itertext())
+    assert top["label"][0][:10] in small
 
 
 def test_column_descriptions_come_from_the_schema_contracts():

@@ -101,7 +101,7 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         "rows_written": stats["graph_edges"]["written"], "relations": relations.height, "preview": graph_preview(nodes, edges, wh)})
     yield dg.MaterializeResult(asset_key="graph_nodes", metadata={
         "dagster/row_count": stats["graph_nodes"]["current"], "closed": stats["graph_nodes"]["closed"],
-        "rows_written": stats["graph_nodes"]["written"], "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh)})
+        "rows_written": stats["graph_nodes"]["written"], "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh, nodes, edges)})
 
 
 def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:
