@@ -64,10 +64,10 @@ class KgTranslator(DagsterDbtTranslator):
         spec = super().get_asset_check_spec(asset_spec, manifest, unique_id, project)
         if spec is None or spec.description:
             return spec
-        return spec._replace(description=test_description(manifest["nodes"][unique_id]))
+        return spec._replace(description=dbt_test_description(manifest["nodes"][unique_id]))
 
 
-def test_description(test: Mapping[str, Any]) -> str | None:
+def dbt_test_description(test: Mapping[str, Any]) -> str | None:
     """What a dbt data test asserts: its yml description, else one said from its kind and column."""
     if test.get("description"):
         return test["description"].strip()

@@ -80,7 +80,7 @@ def checked_arrival_days(days: Sequence[str], today: str | None = None) -> list[
     bad = [day for day in days if not _is_day(day) or day > today]
     if bad:
         raise dg.Failure(
-            description=f"partition keys {bad} are not arrival days: a key of `arrival_days` is a UTC day, YYYY-MM-DD, "
+            description=f"partition keys {bad} are not arrival days: a key of arrival_days is a UTC day, YYYY-MM-DD, "
             f"not after today ({today}), on which documents arrived. Delete the key (Partitions tab of the asset) "
             "and launch the day the documents arrived instead.",
             metadata={"bad_keys": ", ".join(bad), "today_utc": today})
