@@ -42,12 +42,13 @@ def test_marts_build_their_tests_pass_and_they_answer_the_common_questions(built
     assert set(built) == {k.path[-1] for k in mart_keys(project)}
     for view, metadata in built.items():
         assert metadata["dagster/row_count"].value == project.sql(f"SELECT count(*) AS n FROM kg_marts.{view}")["n"][0]
-    # every column a view has is documented in the dbt yml (the manifest), so the UI describes it
-    documented = {n["name"]: set(n["columns"]) for n in json.loads(MANIFEST_PATH.read_text())["nodes"].values()
-                  if n["resource_type"] == "model"}
-    columns = project.sql("SELECT table_name, list(column_name) AS columns FROM information_schema.columns "
-                          "WHERE table_schema = 'kg_marts' GROUP BY 1")
-    assert {view: set(names) for view, names in columns.iter_rows()} == documented
+    # every column a view has is documented in the dbt yml (the manifest), with the type DuckDB gives it, so the
+    # UI describes it and shows its type
+    documented = {(n["name"], c): col.get("data_type") for n in json.loads(MANIFEST_PATH.read_text())["nodes"].values()
+                  if n["resource_type"] == "model" for c, col in n["columns"].items()}
+    columns = project.sql("SELECT table_name, column_name, data_type FROM information_schema.columns "
+                          "WHERE table_schema = 'kg_marts'")
+    assert {(view, name): data_type for view, name, data_type in columns.iter_rows()} == documented
 
     profile = project.sql("SELECT * FROM kg_marts.entity_profile")
     assert profile.height == project.sql("SELECT count(*) AS n FROM kg.entities WHERE valid_until IS NULL")["n"][0]
@@ -96,7 +97,7 @@ def test_every_dbt_test_and_every_model_column_is_described():
     assert {k.path[-1] for k in marts.keys} == set(models)
     assert [m for m, n in models.items() if not n["description"].strip() or not n["columns"]] == []
     assert [f"{m}.{c}" for m, n in models.items() for c, col in n["columns"].items()
-            if not col["description"].strip()] == []
+            if not col["description"].strip() or not col.get("data_type")] == []
 
 
 def test_the_planner_reads_the_marts_keys_and_code_versions_as_dagster_dbt_makes_them():
