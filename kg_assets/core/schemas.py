@@ -79,7 +79,7 @@ LOCAL_RELATIONS = {
     "source_name": pl.String,  # source name as written
     "target_name": pl.String,  # target name as written
     "relation_type": pl.String,  # UPPER_SNAKE, RELATED_TO when unknown
-    "keywords": STRS,  # the relation's keywords (normalize.parse_keywords); [] for none (a VARCHAR before llm-5: create_schema converts it)
+    "keywords": STRS,  # normalize.parse_keywords; [] for none (a VARCHAR before llm-5: create_schema converts it)
     "description": pl.String,  # what the text says about the relation
     "strength": pl.Float64,  # extractor's strength of the relation
     "gleaning_pass": pl.Int32,  # LLM pass that found it (0 = first pass)
