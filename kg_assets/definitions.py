@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from kg_assets.defs import automation, checks, extraction, facts, graph, ingest
+from kg_assets.defs.partitions import describe_arrival_days
 from kg_assets.defs.pools import Pools, backend_pools
 from kg_assets.defs.resources import build_resources
 from kg_assets.extractors.factory import build_extractor
@@ -16,10 +17,10 @@ def build_definitions(settings: Settings, marts: bool = True) -> dg.Definitions:
     dagster-dbt and dbt-core is seconds of start-up. The steps' pools follow `settings.warehouse.backend`."""
     pools = backend_pools(settings.warehouse.backend)
     return dg.Definitions.merge(
-        dg.Definitions(assets=ingest.assets(pools)),
-        dg.Definitions(assets=extraction.assets(pools, build_extractor(settings.extractor).version)),
-        dg.Definitions(assets=graph.assets(pools)),
-        dg.Definitions(assets=facts.assets(pools)),
+        dg.Definitions(assets=[
+            *ingest.assets(pools), *extraction.assets(pools, build_extractor(settings.extractor).version),
+            *graph.assets(pools), *facts.assets(pools),
+        ]).map_asset_specs(func=describe_arrival_days),
         dg.Definitions(asset_checks=checks.checks),
         _marts(pools) if marts else dg.Definitions(),
         dg.Definitions(

@@ -1,12 +1,13 @@
 """The dbt marts as Dagster assets: their lineage, their dbt tests as asset checks, and what they answer."""
 
+import json
 import subprocess
 import sys
 
 import dagster as dg
 import pytest
 
-from kg_assets.defs.dbt_manifest import model_code_versions
+from kg_assets.defs.dbt_manifest import MANIFEST_PATH, model_code_versions
 
 MARTS = ("entity_profile", "relation_type_counts", "attribute_timeline", "document_extraction_health")
 
@@ -35,6 +36,19 @@ def test_marts_build_their_tests_pass_and_they_answer_the_common_questions(built
     assert result.success
     checks = [c for c in result.get_asset_check_evaluations() if c.asset_key.path[0] == "marts"]
     assert {c.asset_key.path[-1] for c in checks} >= set(MARTS) and all(c.passed for c in checks)
+    # each mart's materialization carries its row count (they are views: dagster-dbt's fetch_row_counts skips them)
+    built = {m.asset_key.path[-1]: m.materialization.metadata for m in result.get_asset_materialization_events()
+             if m.asset_key.path[0] == "marts"}
+    assert set(built) == {k.path[-1] for k in mart_keys(project)}
+    for view, metadata in built.items():
+        assert metadata["dagster/row_count"].value == project.sql(f"SELECT count(*) AS n FROM kg_marts.{view}")["n"][0]
+    # every column a view has is documented in the dbt yml (the manifest), with the type DuckDB gives it, so the
+    # UI describes it and shows its type
+    documented = {(n["name"], c): col.get("data_type") for n in json.loads(MANIFEST_PATH.read_text())["nodes"].values()
+                  if n["resource_type"] == "model" for c, col in n["columns"].items()}
+    columns = project.sql("SELECT table_name, column_name, data_type FROM information_schema.columns "
+                          "WHERE table_schema = 'kg_marts'")
+    assert {(view, name): data_type for view, name, data_type in columns.iter_rows()} == documented
 
     profile = project.sql("SELECT * FROM kg_marts.entity_profile")
     assert profile.height == project.sql("SELECT count(*) AS n FROM kg.entities WHERE valid_until IS NULL")["n"][0]
@@ -68,6 +82,22 @@ def test_a_broken_timeline_fails_its_dbt_test_as_an_asset_check(built):
     verdicts = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
     assert verdicts["attribute_timeline_versions_are_ordered"] is False
     assert verdicts["unique_attribute_timeline_attribute_id"] is True
+
+
+def test_every_dbt_test_and_every_model_column_is_described():
+    """The UI's asset checks of the marts and their schema tab: no "No description provided". A new column
+    of a model must be documented in its yml (and test_marts_build... checks that each view's columns are)."""
+    from kg_assets.defs.dbt import mart_assets
+
+    marts = mart_assets(pool="dbt")
+    undescribed_checks = [spec.key.name for spec in marts.check_specs if not (spec.description or "").strip()]
+    assert len(list(marts.check_specs)) >= 49 and undescribed_checks == []
+    nodes = json.loads(MANIFEST_PATH.read_text())["nodes"].values()
+    models = {n["name"]: n for n in nodes if n["resource_type"] == "model"}
+    assert {k.path[-1] for k in marts.keys} == set(models)
+    assert [m for m, n in models.items() if not n["description"].strip() or not n["columns"]] == []
+    assert [f"{m}.{c}" for m, n in models.items() for c, col in n["columns"].items()
+            if not col["description"].strip() or not col.get("data_type")] == []
 
 
 def test_the_planner_reads_the_marts_keys_and_code_versions_as_dagster_dbt_makes_them():

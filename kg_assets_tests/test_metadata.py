@@ -9,6 +9,7 @@ from pydantic_settings import SettingsError
 
 from kg_assets.definitions import build_definitions
 from kg_assets.defs.planner import today_utc
+from kg_assets.defs.tables import column_descriptions
 from kg_assets.extractors.factory import build_extractor
 from kg_assets.settings import ExtractorSettings, Settings
 from kg_assets_tests.conftest import project_settings
@@ -67,6 +68,12 @@ def test_each_day_carries_its_own_numbers_and_row_counts_are_the_tables(built):
     top = project.sql("SELECT label FROM kg.graph_nodes WHERE valid_until IS NULL ORDER BY degree DESC, label LIMIT 1")
     texts = "".join(ElementTree.fromstring(svg).itertext())
     assert top["label"][0][:20] in texts
+    # ... and a small drawing of the core the UI shows in place: Markdown under the 1,000 characters beyond which
+    # dagster-webserver hides it behind [Show Markdown]
+    inline = nodes["graph_picture"].value
+    assert len(inline) < 1000 and inline.startswith("![") and "most connected](data:image/svg+xml;base64," in inline
+    small = "".join(ElementTree.fromstring(base64.b64decode(inline.split("base64,", 1)[1].rstrip(")"))).itertext())
+    assert top["label"][0][:10] in small
 
 
 def test_column_descriptions_come_from_the_schema_contracts():
@@ -76,6 +83,54 @@ def test_column_descriptions_come_from_the_schema_contracts():
     assert "first saw the file" in columns["arrival_day"].description
     edges = defs.resolve_assets_def("graph_edges").specs_by_key[dg.AssetKey("graph_edges")]
     assert {c.name for c in edges.metadata["dagster/column_schema"].columns} >= {"edge_id", "weight", "document_ids"}
+
+
+def test_every_column_of_every_table_is_described_with_the_type_duckdb_gives_it(tmp_path):
+    """The schema tab of every table asset: each column of core/schemas.py described, its type the one the
+    DDL creates, spelled as DuckDB reports it (TIMESTAMP WITH TIME ZONE, VARCHAR[]), not a Polars repr."""
+    import duckdb
+
+    from kg_assets.core import schemas
+    from kg_assets.storage.ddl import create_schema
+
+    con = duckdb.connect(str(tmp_path / "types.duckdb"))
+    create_schema(con)
+    duck = {(t, c): ty for t, c, ty in con.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'kg'").fetchall()}
+    defs = build_definitions(Settings(), marts=False)
+    shown = {}
+    for key in defs.resolve_asset_graph().get_all_asset_keys():
+        metadata = defs.resolve_asset_graph().get(key).metadata
+        table = metadata["dagster/table_name"].split(".", 1)[1]
+        shown[table] = {c.name: c for c in metadata["dagster/column_schema"].columns}
+    # every table is an asset but those only commands write (`kg facts remember|forget`)
+    assert set(schemas.TABLES) - set(shown) == {"manual_facts", "forgotten_users"}
+    described = {table: shown.get(table) or {n: dg.TableColumn(n, description=column_descriptions(table).get(n))
+                                             for n in contract} for table, contract in schemas.TABLES.items()}
+    undescribed = [f"{table}.{name}" for table, contract in schemas.TABLES.items() for name in contract
+                   if not (described[table][name].description or "").strip()]
+    assert undescribed == []
+    assert {(t, n): c.type for t, columns in shown.items() for n, c in columns.items()} == {
+        (t, n): ty for (t, n), ty in duck.items() if t in shown}
+
+
+def test_every_asset_has_an_owner_a_code_version_and_metadata_the_ui_can_show():
+    from dagster._core.definitions.metadata import normalize_metadata
+
+    from kg_assets.defs.tables import OWNERS
+
+    graph = build_definitions(Settings()).resolve_asset_graph()
+    keys = graph.get_all_asset_keys()
+    assert any(k.path[0] == "marts" for k in keys)
+    assert {k.to_user_string(): list(graph.get(k).owners) for k in keys} == {k.to_user_string(): list(OWNERS) for k in keys}
+    assert [k.to_user_string() for k in keys if not graph.get(k).code_version] == []
+    # what the UI gets of each asset's metadata (AssetNodeSnap normalizes it so), but the two entries of
+    # dagster-dbt's own bookkeeping the UI hides (HIDDEN_METADATA_ENTRY_LABELS of dagster-webserver)
+    hidden = {"dagster_dbt/manifest", "dagster_dbt/dagster_dbt_translator"}
+    unreadable = {(k.to_user_string(), label): value.value for k in keys
+                  for label, value in normalize_metadata(graph.get(k).metadata, allow_invalid=True).items()
+                  if label not in hidden and "(unserializable)" in str(value.value)}
+    assert unreadable == {}
 
 
 def test_partitions_extracted_by_another_extractor_show_as_stale(built):

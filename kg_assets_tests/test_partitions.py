@@ -13,3 +13,32 @@ def test_the_range_covers_every_planned_day_in_instance_order():
 def test_a_day_that_is_not_a_partition_yet_is_an_error_not_a_silent_skip():
     with pytest.raises(ValueError, match="2026-03-01"):
         partition_range(["2026-03-01"], ORDER)
+
+
+def test_every_asset_partitioned_by_arrival_day_says_what_a_key_is():
+    from kg_assets.definitions import build_definitions
+    from kg_assets.defs.partitions import PARTITIONED_ASSETS, arrival_days
+    from kg_assets.settings import Settings
+
+    graph = build_definitions(Settings(), marts=False).resolve_asset_graph()
+    partitioned = {k.to_user_string(): graph.get(k).description for k in graph.get_all_asset_keys()
+                   if graph.get(k).partitions_def == arrival_days}
+    assert set(partitioned) == set(PARTITIONED_ASSETS)
+    for asset, description in partitioned.items():
+        assert "arrival day" in description and "`YYYY-MM-DD`" in description and "UTC" in description, asset
+
+
+@pytest.mark.parametrize("key", ["banana", "2026-02-30", "2999-01-01"])
+def test_a_launch_over_a_key_that_is_not_an_arrival_day_fails_saying_so(project, key):
+    import dagster as dg
+
+    from kg_assets.defs.partitions import arrival_days
+
+    project.instance.add_dynamic_partitions(arrival_days.name, [key])  # what the launchpad's "Add partition" does
+    for asset in ("documents", "chunks"):
+        result = project.execute(days=[key], asset_selection=[dg.AssetKey(asset)])
+        assert not result.success
+        [failure] = result.get_step_failure_events()
+        message = failure.step_failure_data.user_failure_data.description
+        assert f"['{key}'] are not arrival days" in message and "YYYY-MM-DD" in message, message
+    assert not project.warehouse.exists() or project.warehouse.row_count("documents") == 0

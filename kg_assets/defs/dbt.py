@@ -9,15 +9,17 @@ the project when a dbt file is newer than the manifest). Sources name their Dags
 
 import json
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 
-from kg_assets.defs.dbt_manifest import DBT_DIR
+from kg_assets.defs.dbt_manifest import DBT_DIR, MARTS_SCHEMA
 from kg_assets.defs.resources import WarehouseResource
+from kg_assets.defs.tables import OWNERS
 
 dbt_project = DbtProject(project_dir=DBT_DIR, profiles_dir=DBT_DIR)
 
@@ -51,14 +53,72 @@ class KgTranslator(DagsterDbtTranslator):
     def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str:
         return "marts"
 
+    def get_owners(self, dbt_resource_props: Mapping[str, Any]) -> list[str]:
+        return list(OWNERS)
+
+    def get_asset_check_spec(self, asset_spec: dg.AssetSpec, manifest: Mapping[str, Any], unique_id: str,
+                             project: DbtProject | None) -> dg.AssetCheckSpec | None:
+        """A dbt test as an asset check, described: dagster-dbt reads only `meta.description`, so the test's own
+        `description:` (dbt/models/marts/schema.yml, dbt/tests/schema.yml) is taken, else a sentence saying what
+        a not_null or unique test asserts."""
+        spec = super().get_asset_check_spec(asset_spec, manifest, unique_id, project)
+        if spec is None or spec.description:
+            return spec
+        return spec._replace(description=dbt_test_description(manifest["nodes"][unique_id]))
+
+
+def dbt_test_description(test: Mapping[str, Any]) -> str | None:
+    """What a dbt data test asserts: its yml description, else one said from its kind and column."""
+    if test.get("description"):
+        return test["description"].strip()
+    kind, column = (test.get("test_metadata") or {}).get("name"), test.get("column_name")
+    model = (test.get("attached_node") or "").rsplit(".", 1)[-1]
+    if kind == "not_null":
+        return f"{model}.{column} is never NULL."
+    if kind == "unique":
+        return f"No two rows of {model} have the same {column}."
+    return None
+
 
 def kg_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
-    yield from dbt.cli(["build", *dbt_target_args(warehouse)], context=context).stream()
+    """`dbt build`, its events passed on once it has finished, each model's with its row count.
+
+    The marts are views, which dagster-dbt's `fetch_row_counts()` skips; the counts are read after dbt has
+    exited (its process holds the DuckDB file while it runs), one query for every model built."""
+    events, failure = [], None
+    try:
+        events.extend(dbt.cli(["build", *dbt_target_args(warehouse)], context=context).stream())
+    except Exception as exc:  # a failed dbt test fails the build: what dbt did still reaches Dagster
+        failure = exc
+    yield from with_row_counts(context, events, warehouse)
+    if failure is not None:
+        raise failure
+
+
+def with_row_counts(context: dg.AssetExecutionContext, events: list, warehouse: WarehouseResource) -> Iterator:
+    """`events` with `dagster/row_count` on each model's Output (the rows of its view in `MARTS_SCHEMA`), and
+    how long counting every view took (`row_counts_ms`, the same on each)."""
+    view_of = {id(e): e.metadata["unique_id"].value.rsplit(".", 1)[-1] for e in events
+               if isinstance(e, dg.Output) and "unique_id" in e.metadata}
+    started = time.perf_counter()
+    try:
+        counts = warehouse.get().view_row_counts(MARTS_SCHEMA, sorted(set(view_of.values())))
+    except Exception as exc:  # a count never costs the build its events
+        context.log.warning(f"the marts' row counts could not be read: {exc}")
+        counts = {}
+    elapsed_ms = round((time.perf_counter() - started) * 1000)
+    for event in events:
+        if (view := view_of.get(id(event))) in counts:
+            event = event.with_metadata({**event.metadata, "dagster/row_count": counts[view],
+                                         "row_counts_ms": elapsed_ms})
+        yield event
 
 
 def mart_assets(pool: str) -> dg.AssetsDefinition:
     """Every dbt model as an asset, their one `dbt build` step in `pool` (`defs/pools.py`)."""
-    return dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=KgTranslator(),
+    # No `project=`: dagster-dbt would keep the DbtProject in every mart's metadata, which the UI shows as
+    # "[DbtProject] (unserializable)"; the resource's project_dir (`dbt_resource`) is the same project.
+    return dbt_assets(manifest=dbt_project.manifest_path, dagster_dbt_translator=KgTranslator(),
                       pool=pool)(kg_dbt_models)
 
 

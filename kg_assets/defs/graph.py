@@ -20,7 +20,7 @@ from kg_assets.defs.planner import OVERRIDES_DIGEST_KEY
 from kg_assets.defs.pools import Pools
 from kg_assets.defs.previews import core_picture, graph_preview, top_entities
 from kg_assets.defs.resources import ExtractorResource, GraphResource, WarehouseResource
-from kg_assets.defs.tables import table_asset, table_metadata, table_spec
+from kg_assets.defs.tables import OWNERS, contract_version, table_asset, table_metadata, table_spec
 from kg_assets.storage.facts import FactStore
 from kg_assets.storage.warehouse import now_utc
 
@@ -28,6 +28,7 @@ from kg_assets.storage.warehouse import now_utc
 # Written by `kg link split|merge`, outside any run: an external asset, so linking shows what it reads.
 link_overrides = dg.AssetSpec(
     "link_overrides", group_name="graph", kinds={"duckdb"}, metadata=table_metadata("link_overrides"),
+    owners=OWNERS, code_version=contract_version("link_overrides"),
     description="Manual linking decisions (`kg link split|merge|remove`), applied by every consolidation.",
 )
 
@@ -116,7 +117,7 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         "preview": graph_preview(nodes, edges, wh)})
     yield dg.MaterializeResult(asset_key="graph_nodes", metadata={
         "dagster/row_count": stats["graph_nodes"]["current"], "closed": stats["graph_nodes"]["closed"],
-        "rows_written": stats["graph_nodes"]["written"], "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh)})
+        "rows_written": stats["graph_nodes"]["written"], "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh, nodes, edges)})
 
 
 def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:

@@ -11,8 +11,8 @@ from kg_assets.core.documents import read_document
 from kg_assets.core.files.inbox import scan_present_inbox
 from kg_assets.core.isolation import isolate
 from kg_assets.core.planning import documents_to_read
-from kg_assets.defs.partitions import (RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts,
-                                     record_failures)
+from kg_assets.defs.partitions import (RunScope, add_partition_metadata, checked_arrival_days, documents_in_scope, partitioned,
+                                     per_day_counts, record_failures)
 from kg_assets.defs.pools import Pools
 from kg_assets.defs.previews import sample_rows
 from kg_assets.defs.resources import ExtractorResource, IngestResource, WarehouseResource
@@ -30,7 +30,7 @@ def documents(
     listing = scan_present_inbox(inbox)  # a missing inbox fails the step before anything is retired
     wh = warehouse.get()
     wh.ensure_schema()  # the first step of a run reads before it writes: never a lake half made by another run
-    days = context.partition_keys
+    days = checked_arrival_days(context.partition_keys)
     work = documents_to_read(wh.document_states() if wh.exists() else None, listing, days, scope.documents, scope.take_new)
     for key in work.ignored:
         context.log.warning(f"document {key} arrived on a day outside this run ({days[0]} .. {days[-1]}); not processed")

@@ -9,7 +9,9 @@ to a list (what the planner does for a few changed files, and what a user does t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from datetime import UTC, date, datetime
 
 import dagster as dg
 import polars as pl
@@ -20,6 +22,14 @@ from kg_assets.defs.tables import markdown_table
 from kg_assets.storage.warehouse import Warehouse
 
 arrival_days = dg.DynamicPartitionsDefinition(name="arrival_days")
+
+# What the UI says of these partitions: a DynamicPartitionsDefinition has no description of its own, so every
+# asset partitioned by arrival day carries this in its description (`describe_arrival_days`).
+ARRIVAL_DAYS_DESCRIPTION = (
+    "**Partitions: arrival days.** A partition key is the UTC day, `YYYY-MM-DD`, on which documents first "
+    "arrived in the inbox (`kg.documents.arrival_day`); a run over a key processes that day's documents. "
+    "Keys appear as days bring documents (the inbox sensor, the nightly schedule and `kg run` add them); a key "
+    "that is not such a day, or a day still to come, is refused.")
 
 # What a run over some days materializes per partition, and what consolidates all of them afterwards.
 PARTITIONED_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "attribute_observations",
@@ -56,13 +66,42 @@ class RunScope(dg.ConfigurableResource):
         return {"resources": {"scope": {"config": self.model_dump(exclude_defaults=True)}}}
 
 
+def describe_arrival_days(spec: dg.AssetSpec) -> dg.AssetSpec:
+    """An asset partitioned by arrival day, with what its partition keys are at the end of its description."""
+    if spec.partitions_def != arrival_days or ARRIVAL_DAYS_DESCRIPTION in (spec.description or ""):
+        return spec
+    return spec.replace_attributes(description="\n\n".join(filter(None, [spec.description, ARRIVAL_DAYS_DESCRIPTION])))
+
+
+def checked_arrival_days(days: Sequence[str], today: str | None = None) -> list[str]:
+    """`days` when each is an arrival day (a real UTC date, YYYY-MM-DD, not after today); otherwise a
+    dg.Failure naming the keys, before anything is read or written."""
+    today = today or datetime.now(UTC).strftime("%Y-%m-%d")
+    bad = [day for day in days if not _is_day(day) or day > today]
+    if bad:
+        raise dg.Failure(
+            description=f"partition keys {bad} are not arrival days: a key of arrival_days is a UTC day, YYYY-MM-DD, "
+            f"not after today ({today}), on which documents arrived. Delete the key (Partitions tab of the asset) "
+            "and launch the day the documents arrived instead.",
+            metadata={"bad_keys": ", ".join(bad), "today_utc": today})
+    return list(days)
+
+
+def _is_day(key: str) -> bool:
+    try:
+        return bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", key)) and date.fromisoformat(key).isoformat() == key
+    except ValueError:
+        return False
+
+
 def documents_in_scope(warehouse: Warehouse, days: Sequence[str], scope: RunScope) -> pl.DataFrame:
     """document_id and arrival_day of the current documents a run over `days` processes.
 
     Every per-document asset after `documents` calls this, so all of them cover the same documents:
     those the documents step recorded on these days, narrowed to `scope.documents` when it is set.
+    Days that are not arrival days fail the step (`checked_arrival_days`).
     """
-    frame = warehouse.documents_of_days(days)
+    frame = warehouse.documents_of_days(checked_arrival_days(days))
     if scope.documents is not None:
         frame = frame.filter(pl.col("document_id").is_in(scope.documents))
     return frame

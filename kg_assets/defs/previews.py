@@ -49,15 +49,59 @@ def graph_preview(nodes: pl.DataFrame, edges: pl.DataFrame, warehouse: Warehouse
     return dg.MetadataValue.md("\n\n".join(lines))
 
 
-def core_picture(warehouse: Warehouse, top: int = 25) -> dict[str, dg.MetadataValue]:
-    """The graph's most connected core drawn beside the warehouse (pictures/graph_core.svg) and embedded in
-    the materialization, so the UI shows the graph itself (the picture `kg picture` draws)."""
+# The UI draws a Markdown metadata value in place only while it is shorter than this (dagster-webserver's
+# MetadataEntry: `expandSmallValues && mdStr.length < 1000`); a longer one hides behind a [Show Markdown] link.
+INLINE_MARKDOWN_CHARS = 1000
+
+
+def core_picture(warehouse: Warehouse, nodes: pl.DataFrame, edges: pl.DataFrame,
+                 top: int = 25) -> dict[str, dg.MetadataValue]:
+    """The graph on the asset page: `graph_picture`, a small drawing of the most connected entities short
+    enough for the UI to show in place; `core_picture`, the full picture `kg picture` draws of the `top`
+    (opened from its row); and `core_picture_path`, that picture's file beside the warehouse."""
     from kg_assets.query.picture import render_core
 
     path = render_core(warehouse, warehouse.folder / "pictures" / "graph_core.svg", top=top)
     encoded = base64.b64encode(path.read_bytes()).decode()
-    return {"core_picture": dg.MetadataValue.md(f"![The {top} most connected entities](data:image/svg+xml;base64,{encoded})"),
+    return {"graph_picture": inline_core(nodes, edges),
+            "core_picture": dg.MetadataValue.md(f"![The {top} most connected entities](data:image/svg+xml;base64,{encoded})"),
             "core_picture_path": dg.MetadataValue.path(str(path))}
+
+
+def inline_core(nodes: pl.DataFrame, edges: pl.DataFrame, label_chars: int = 14) -> dg.MetadataValue:
+    """The most connected current entities on a circle with the edges between them, as a Markdown image the
+    UI shows in place: as many entities as keep it under INLINE_MARKDOWN_CHARS."""
+    current = nodes.filter(pl.col("valid_until").is_null()) if "valid_until" in nodes.columns else nodes
+    ranked = current.sort(["degree", "mention_count", "label"], descending=[True, True, False]).select("node_id", "label")
+    pairs = set(edges.select("source_id", "target_id").iter_rows()) if edges.height else set()
+    best = dg.MetadataValue.md("no entities yet")
+    for count in range(1, min(ranked.height, 12) + 1):
+        markdown = _circle_markdown(ranked.head(count).rows(), pairs, label_chars)
+        if len(markdown) >= INLINE_MARKDOWN_CHARS:
+            break
+        best = dg.MetadataValue.md(markdown)
+    return best
+
+
+def _circle_markdown(ranked: list[tuple[str, str]], pairs: set[tuple[str, str]], label_chars: int) -> str:
+    import math
+
+    centre_x, centre_y, radius = 150, 75, 55
+    at = {node_id: (round(centre_x + radius * math.cos(2 * math.pi * i / len(ranked) - math.pi / 2)),
+                    round(centre_y + radius * math.sin(2 * math.pi * i / len(ranked) - math.pi / 2)))
+          for i, (node_id, _) in enumerate(ranked)}
+    lines = "".join(f"M{at[a][0]} {at[a][1]}L{at[b][0]} {at[b][1]}" for a, b in sorted(pairs) if a in at and b in at and a != b)
+    dots = "".join(f"<circle cx='{x}' cy='{y}' r='4'/>" for x, y in at.values())
+    names = "".join(f"<text x='{at[n][0] + (6 if at[n][0] >= centre_x else -6)}' y='{at[n][1] + 3}'"
+                    f"{'' if at[n][0] >= centre_x else ' text-anchor=' + chr(39) + 'end' + chr(39)}>"
+                    f"{_xml(label if len(label) <= label_chars else label[:label_chars - 1] + chr(8230))}</text>" for n, label in ranked)
+    svg = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 300 150' font-size='9'>"
+           f"<path d='{lines}' stroke='#999'/>{dots}{names}</svg>")
+    return f"![{len(ranked)} most connected](data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()})"
+
+
+def _xml(text: str) -> str:
+    return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&apos;")
 
 
 def sample_rows(warehouse: Warehouse, table: str, columns: Sequence[str], limit: int = 5) -> dg.MetadataValue:

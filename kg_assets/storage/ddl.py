@@ -15,15 +15,17 @@ from kg_assets.core.normalize import parse_keywords
 
 SCHEMA = "kg"
 
+# The DuckDB type of each contract dtype, spelled as DuckDB itself reports it (information_schema.columns), so the
+# DDL and the UI's schema tab (defs/tables.py) read the same.
 DUCK_TYPES = {
     pl.String: "VARCHAR",
     pl.Int32: "INTEGER",
     pl.Int64: "BIGINT",
     pl.Float64: "DOUBLE",
     pl.Boolean: "BOOLEAN",
-    schemas.TS: "TIMESTAMPTZ",
+    schemas.TS: "TIMESTAMP WITH TIME ZONE",
     schemas.STRS: "VARCHAR[]",
-    schemas.FIGURES: "STRUCT(page INTEGER, figure_number INTEGER, caption VARCHAR, image_sha256 VARCHAR, error VARCHAR)[]",
+    schemas.FIGURES: "STRUCT(page INTEGER, figure_number INTEGER, caption VARCHAR, image_sha256 VARCHAR, \"error\" VARCHAR)[]",
 }
 
 # Current values: one row per (entity_id, attr_key).

@@ -61,6 +61,15 @@ class WarehouseReads:
         return set(self._read("SELECT view_name FROM duckdb_views() WHERE schema_name = $schema AND NOT internal",
                               {"schema": schema})["view_name"])
 
+    def view_row_counts(self, schema: str, views: Sequence[str]) -> dict[str, int]:
+        """Rows of each view of `schema` (each view's query runs: the dbt marts' `dagster/row_count`)."""
+        if not views:
+            return {}
+        counts = " UNION ALL ".join(f"SELECT $v{i} AS view, count(*) AS n FROM {schema}.\"{view}\""
+                                    for i, view in enumerate(views))
+        frame = self._read(counts, {f"v{i}": view for i, view in enumerate(views)})
+        return {view: int(n) for view, n in frame.iter_rows()}
+
     def read_partitions(self, table: str, document_ids: Sequence[str], current_only: bool = True) -> pl.DataFrame:
         where = "document_id IN (SELECT unnest($ids))"
         if current_only:
