@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 
@@ -158,3 +159,5 @@ def test_kg_eval_graph_equals_the_reference_scorer_on_development_articles(tmp_p
     assert set(expected) == set(SCORES)
     assert {key: summary[key] for key in SCORES} == expected
     assert expected["nodes"] > 20 and 0 < expected["node_precision"] < 1 and expected["gold_mentions"] == len(mentions)
+    with duckdb.connect(str(out / "warehouse.duckdb"), read_only=True) as con:  # `kg run --no-marts`: no dbt views
+        assert con.execute("SELECT count(*) FROM duckdb_views() WHERE schema_name = 'kg_marts'").fetchall() == [(0,)]

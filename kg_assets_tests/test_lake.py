@@ -85,34 +85,6 @@ def test_the_lake_backend_needs_a_catalog_and_a_data_path():
     assert Settings.from_env({}).warehouse.backend == "duckdb"
 
 
-@pytest.mark.process
-def test_kg_run_on_the_lake_builds_what_the_embedded_file_holds_and_the_dbt_marts(lake_catalog, tmp_path,
-                                                                                   built_warehouse):
-    """The whole pipeline, checks and dbt included, through the installed `kg` on a fresh lake."""
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
-    lake_env = {"KG_WAREHOUSE_BACKEND": "ducklake", "KG_DUCKLAKE_CATALOG": lake_catalog,
-                "KG_DUCKLAKE_DATA_PATH": str(tmp_path / "lake")}
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "KG_", "DAGSTER_"))},
-           "DAGSTER_HOME": str(home), **lake_env}
-    proc = subprocess.run([BIN / "kg", "run", "--inbox", SAMPLE_INBOX], env=env, capture_output=True, text=True,
-                          timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    passed, total = map(int, re.search(r"checks\s+(\d+)/(\d+) passed", proc.stdout).groups())
-    assert passed == total and total > 40, "the dbt tests ran as checks too"
-    lake = Warehouse.from_settings(Settings.from_env(lake_env).warehouse)
-    graph = ("SELECT entity_id, name, entity_type FROM kg.entities WHERE valid_until IS NULL ORDER BY ALL",
-             "SELECT edge_id FROM kg.graph_edges WHERE valid_until IS NULL ORDER BY ALL")
-    with lake.connect(read_only=True) as con:
-        on_lake = [con.execute(query).fetchall() for query in graph]
-        profiles = con.execute("SELECT count(*) FROM kg_marts.entity_profile").fetchone()[0]
-    with duckdb.connect(str(built_warehouse), read_only=True) as con:
-        embedded = [con.execute(query).fetchall() for query in graph]
-    assert on_lake == embedded and len(on_lake[0]) > 100
-    assert profiles == len(on_lake[0])
-
-
 def test_an_object_storage_data_path_needs_the_httpfs_package_and_creates_no_local_folder(lake_catalog, tmp_path,
                                                                                         monkeypatch):
     # An extension folder with the two installed packages' binaries and no httpfs, whatever else is installed.
@@ -245,7 +217,8 @@ def test_on_the_lake_partition_writes_take_no_pool_and_consolidation_and_dbt_poo
 def test_two_processes_write_partitions_at_once_then_one_consolidates_as_a_serial_build(lake_catalog, tmp_path,
                                                                                         built_warehouse):
     """Two `kg run --partitions-only` over the two halves of the sample inbox at the same time, on one lake and
-    one Dagster instance, then a plain `kg run` consolidates: the graph equals the serial embedded build."""
+    one Dagster instance, then a plain `kg run` consolidates and builds the dbt marts: the graph equals the serial
+    embedded build (the whole pipeline on a lake, through the installed `kg`)."""
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
@@ -276,11 +249,15 @@ def test_two_processes_write_partitions_at_once_then_one_consolidates_as_a_seria
                                  timeout=900)
     assert consolidate.returncode == 0, consolidate.stdout[-3000:] + consolidate.stderr[-3000:]
     assert "every document is up to date; consolidating only" in consolidate.stdout
+    passed, total = map(int, re.search(r"checks\s+(\d+)/(\d+) passed", consolidate.stdout).groups())
+    assert passed == total and total > 40, "the dbt marts were built on the lake and their tests ran as checks"
     lake = Warehouse.from_settings(Settings.from_env(lake_env).warehouse)
     with lake.connect(read_only=True) as con:
         on_lake = {name: con.execute(query).fetchall() for name, query in GRAPH.items()}
+        profiles = con.execute("SELECT count(*) FROM kg_marts.entity_profile").fetchone()[0]
     with duckdb.connect(str(built_warehouse), read_only=True) as con:
         serial = {name: con.execute(query).fetchall() for name, query in GRAPH.items()}
     assert {name: len(rows) for name, rows in on_lake.items()} == {name: len(rows) for name, rows in serial.items()}
     assert on_lake == serial
     assert len(on_lake["entities"]) > 100 and len(on_lake["chunks"]) == 96 and on_lake["user_facts"]
+    assert profiles == len(on_lake["entities"])

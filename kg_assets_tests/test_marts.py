@@ -124,24 +124,16 @@ def _mart_views(db) -> set[str]:
         return {row[0] for row in con.execute("SELECT view_name FROM duckdb_views() WHERE schema_name = 'kg_marts'").fetchall()}
 
 
-def test_kg_run_no_marts_leaves_them_to_the_next_run_and_a_new_warehouse_gets_its_own(tmp_path, kg_cli):
+def test_the_marts_follow_the_warehouse_not_only_the_instance(tmp_path, kg_cli):
+    # After a build, the instance holds the marts' current code versions; a new (or lost and rebuilt)
+    # warehouse file with the same instance still needs its own views.
     inbox, home = tmp_path / "inbox", tmp_path / "home"
     inbox.mkdir()
     home.mkdir()
     (inbox / "lab.md").write_text("# Lab\n\nSarah Chen leads the Quantum Dynamics Lab in Boston.\n")
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     models = {key.path[-1] for key in model_code_versions()}
-
-    def kg_run(db, *options):
-        done = kg_cli("run", "--inbox", inbox, "--db", db, "--dagster-home", home, "--log-level", "WARNING", *options)
+    for db in (tmp_path / "a.duckdb", tmp_path / "b.duckdb"):
+        done = kg_cli("run", "--inbox", inbox, "--db", db, "--dagster-home", home, "--log-level", "WARNING")
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-        return done
-
-    kg_run(tmp_path / "a.duckdb", "--no-marts")
-    assert _mart_views(tmp_path / "a.duckdb") == set(), "--no-marts builds the graph alone"
-    again = kg_run(tmp_path / "a.duckdb")
-    assert "consolidating only" in again.stdout, "nothing changed, but the marts were missing"
-    assert _mart_views(tmp_path / "a.duckdb") == models
-    # The instance has the marts' current code versions now; a new warehouse still needs its own views.
-    kg_run(tmp_path / "b.duckdb")
-    assert _mart_views(tmp_path / "b.duckdb") == models
+        assert _mart_views(db) == models, db

@@ -47,7 +47,7 @@ def test_definitions_load_with_every_asset_check_job_schedule_and_sensor():
             assert assets_def.backfill_policy == dg.BackfillPolicy.single_run(), key
 
 
-# On the embedded file only: test_lake's `kg run` on a lake builds the same entities and edges, its checks and marts.
+# On the embedded file only: test_lake's `kg run` processes build the same graph on a lake, with its checks and marts.
 def test_the_whole_pipeline_builds_a_graph_from_the_sample_corpus(project):
     import os
 
