@@ -84,6 +84,8 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
         context.log.warning(f"chunk {chunk_id}: {error}")
     engine_metadata = {"extractor": engine.name, "extractor_version": engine.version, "engine": extractor.describe(engine),
                        "failed_documents": len(failures)}
+    if hasattr(engine, "example_copies_dropped"):  # records that copied the prompt's example (LLM engine)
+        engine_metadata["example_copies_dropped"] = engine.example_copies_dropped
     status = frames["chunk_extractions"].with_columns(
         reused=pl.col("chunk_id").is_in(reusable["chunk_id"].implode())).join(in_scope, on="document_id")
     per_day = per_day_counts(days, status, chunks_extracted=(~pl.col("reused")).sum(), chunks_reused=pl.col("reused").sum(),

@@ -37,6 +37,7 @@ from kg_assets.core.extraction.prompts import (
     build_gleaning_messages,
     build_messages,
     count_message_tokens,
+    drop_example_copies,
     from_structured,
     prompt_hash,
 )
@@ -69,6 +70,21 @@ class ExtractionTool(ExtractionOut, instructor.OpenAISchema):
 class ParseFailure(ValueError):
     """The model answered, but nothing usable could be read from the answer."""
 
+    status = "parse_error"  # the call's status in kg.llm_calls
+
+
+class EmptyAnswer(ParseFailure):
+    """A first answer without any record (tuple lines or the structured lists): the model gave nothing, which
+    is a failure, never an extraction of nothing; not cached, so a rerun asks again."""
+
+    status = "empty"
+
+
+class DegenerateAnswer(ParseFailure):
+    """An answer that loops (repeats lines or a phrase) or echoes the prompt, and holds no record."""
+
+    status = "degenerate"
+
 
 @dataclass(frozen=True)
 class ToolRequest:
@@ -99,8 +115,10 @@ class LLMExtractor:
     # nationality or religion word (core/extraction/demonyms.py) or a role word; titles split from names; 5: no
     # row for a phrase describing people by nationality or faith ("Six Israelis", "Franco-German"); titles come
     # off places and organisations behind a title of two words ("Prime Minister Silvio Berlusconi" typed LOCATION),
-    # off the end of a byline's name ("Kyle James Editor"), and a body before a title is no name ("US Secretary")
-    code_version = "llm-5"
+    # off the end of a byline's name ("Kyle James Editor"), and a body before a title is no name ("US Secretary");
+    # 6: an answer cut by the token cap is never complete, a terminator inside prose ends nothing, records
+    # copying the prompt's example or its template lines are dropped, a first answer without a record fails
+    code_version = "llm-6"
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
                  stage_timer: StageTimer | None = None):
@@ -203,13 +221,14 @@ class LLMExtractor:
             memory = WorkingMemory(s.working_memory_tokens)
             for i in positions:
                 memory.enter(rows[i].get("section_path"))
-                hit = cache.get(prompt_hash(self.first_pass_messages(rows[i], memory.known()), s.model, s.params))
+                messages = self.first_pass_messages(rows[i], memory.known())
+                hit = cache.get(prompt_hash(messages, s.model, s.params))
                 if hit is None:
                     break
                 answered[i] = True
                 if s.working_memory_tokens:
                     try:
-                        parsed = self._parse(hit["content"], 0, False)
+                        parsed = self._parse(hit["content"], 0, False, messages)
                     except ParseFailure:
                         break
                     memory.remember((e.name, e.type) for e in _sanitized(parsed, self).entities)
@@ -272,9 +291,11 @@ class LLMExtractor:
             row = state.row
             with self._stage("build prompt"):
                 messages = self.first_pass_messages(row, remembered)
-            parsed = await self._ask(messages, _where(row, 0), self._parse)
+            parsed = await self._ask(messages, _where(row, 0), self._parser(messages))
             state.passes.append((0, parsed))
             for gleaning in range(1, s.max_gleanings + 1):
+                if state.passes[-1][1].degenerate:  # a loop or an echo: asking again repeats it
+                    break
                 if s.gleaning == "auto" and not state.passes[-1][1].needs_gleaning:
                     break
                 found = [(e.name, e.type) for _, p in state.passes for e in p.entities]
@@ -282,7 +303,7 @@ class LLMExtractor:
                 with self._stage("build prompt"):
                     messages = self.gleaning_messages(row, found, failed, remembered)
                 known = _record_keys(state.passes)
-                more = await self._ask(messages, _where(row, gleaning), self._parse)
+                more = await self._ask(messages, _where(row, gleaning), self._parser(messages))
                 state.passes.append((gleaning, more))
                 # Stop when the model says nothing is missing, or repeats only what was already found.
                 if more.nothing_missing or _record_keys([(gleaning, more)]) <= known:
@@ -353,11 +374,13 @@ class LLMExtractor:
                         cost_usd=s.cost(prompt_tokens, completion_tokens))
             with self._stage("parse answer"):
                 result = parse(content, where["gleaning_pass"], truncated)
+            if getattr(result, "degenerate", None):  # a loop or an echo that still held records: kept, noted
+                call.update(status="degenerate", error=f"degenerate answer, records kept: {result.degenerate}"[:500])
             with self._stage("cache"):
                 self._cache.put(key, model, content, prompt_tokens, completion_tokens, _now())
             return result
         except ParseFailure as exc:
-            call.update(status="parse_error", error=str(exc)[:500],
+            call.update(status=exc.status, error=str(exc)[:500],
                         cost_usd=s.cost(call["prompt_tokens"], call["completion_tokens"]))
             with self._stage("cache"):
                 self._cache.forget(key)  # never serve an unusable answer from the cache
@@ -408,20 +431,46 @@ class LLMExtractor:
         truncated = completion.choices[0].finish_reason == "length"
         return content, int(usage.prompt_tokens if usage else 0), int(usage.completion_tokens if usage else 0), truncated
 
-    def _parse(self, content: str, gleaning_pass: int, truncated: bool) -> ParsedOutput:
+    def _parser(self, messages: list[dict]):
+        return lambda content, gleaning_pass, truncated: self._parse(content, gleaning_pass, truncated, messages)
+
+    def _parse(self, content: str, gleaning_pass: int, truncated: bool, messages: Sequence[dict] = ()) -> ParsedOutput:
+        """One extraction answer read. Cut by the token cap (``truncated``): not complete, whatever it holds.
+        Records copying the prompt's example are dropped (counted). Raises EmptyAnswer for a first answer
+        without any record, DegenerateAnswer for a loop or an echo of the prompt without any record, and
+        ParseFailure for an answer that cannot be read."""
         if self.settings.output_format == "structured":
             try:
-                return from_structured(ExtractionOut.model_validate_json(content), gleaning_pass=gleaning_pass)
+                parsed = from_structured(ExtractionOut.model_validate_json(content), gleaning_pass=gleaning_pass)
             except ValueError as exc:
                 raise ParseFailure(f"structured output did not validate: {str(exc)[:300]}") from exc
-        parsed = parse_tuples(content, gleaning_pass=gleaning_pass)
-        if not parsed.complete and not (parsed.entities or parsed.relations or parsed.attributes):
+        else:
+            parsed = parse_tuples(content, gleaning_pass=gleaning_pass, truncated=truncated)
+        if truncated:
+            parsed.complete = parsed.nothing_missing = False
+        drop_example_copies(parsed)
+        echo = _echoed_prompt_lines(content, messages) + parsed.echoed_lines
+        if echo and parsed.degenerate is None:
+            parsed.degenerate = f"the answer repeats {echo} line{'s' * (echo != 1)} of the prompt"
+        if parsed.record_count:
+            return parsed
+        if parsed.degenerate:
+            raise DegenerateAnswer(f"degenerate answer without a record: {parsed.degenerate}"
+                                   + (" (cut by the token cap)" if truncated else ""))
+        if parsed.example_copies:
+            raise DegenerateAnswer(f"the answer only copied the prompt's example ({parsed.example_copies} records)")
+        if self.settings.output_format == "tuple" and not parsed.complete:
             reason = "truncated" if truncated else f"no records and no {COMPLETE}"
             raise ParseFailure(f"unparseable tuple output ({reason}; {len(parsed.bad_lines)} bad lines)")
+        if gleaning_pass == 0 and not parsed.bad_lines:
+            what = "{ }" if self.settings.output_format == "structured" else COMPLETE
+            raise EmptyAnswer(f"empty answer: no record, only {what} (a first pass must name the text's entities)")
         return parsed
 
     # ---- results -----------------------------------------------------------------------------
     def _frames(self, states: Sequence[_ChunkState]) -> ExtractionResult:
+        # records dropped because they copied the prompt's example (part of the extraction's asset metadata)
+        self.example_copies_dropped = sum(p.example_copies for state in states for _, p in state.passes)
         records = []
         for state in states:
             row = state.row
@@ -474,6 +523,18 @@ def _structured_failure(exc: InstructorError, call: dict) -> Exception:
     if usage is not None:
         call.update(prompt_tokens=int(usage.prompt_tokens or 0), completion_tokens=int(usage.completion_tokens or 0))
     return ParseFailure(f"structured output did not validate: {type(exc).__name__}: {str(exc)[:300]}")
+
+
+ECHO_MIN_CHARS = 25  # an answer line this long found verbatim among the prompt's lines is an echo
+
+
+def _echoed_prompt_lines(content: str, messages: Sequence[dict]) -> int:
+    """How many lines of the answer repeat a line of the system prompt (its instructions, templates or example)."""
+    if not messages:
+        return 0
+    prompt = {" ".join(line.split()) for line in str(messages[0].get("content") or "").splitlines()}
+    return sum(1 for line in content.splitlines()
+               if len(key := " ".join(line.split())) >= ECHO_MIN_CHARS and key in prompt)
 
 
 def _where(row: dict, gleaning_pass: int) -> dict:
