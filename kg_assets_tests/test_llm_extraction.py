@@ -360,8 +360,9 @@ def test_the_engine_version_follows_the_settings_that_change_the_rows():
         base, LLMSettings(max_attributes=3), LLMSettings(entity_types=("PERSON", "OTHER")),
         LLMSettings(unknown_types="drop"), LLMSettings(orphan_relations="add"), LLMSettings(max_entities=5),
         LLMSettings(max_relations=5), LLMSettings(temperature=0.5), LLMSettings(max_completion_tokens=500),
+        LLMSettings(completion_ratio=1.0),
     )}
-    assert len(versions) == 9
+    assert len(versions) == 10
     assert LLMExtractor(LLMSettings(concurrency=2, cache_path="elsewhere.sqlite")).version == LLMExtractor(base).version
 
 

@@ -99,6 +99,7 @@ _KIND_RE = re.compile(  # a record kind followed by some field separator: a fail
     rf"^\s*\(?\s*[\"'`]?(?:{_KIND_NAMES})[\"'`]?\s*(?:<|\||\t|,)", re.IGNORECASE
 )
 _PIPE_RE = re.compile(rf"^\s*[\"'`]?(?:{_KIND_NAMES})[\"'`]?\s*\|", re.IGNORECASE)
+_TEMPLATES = frozenset(kind.template.casefold() for kind in KINDS)
 _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "«": "»"}
 
 
@@ -234,6 +235,9 @@ def parse_tuples(raw: str, *, gleaning_pass: int = 0, truncated: bool = False) -
             is_record_like = _DELIM_RE.search(piece) is not None or _KIND_RE.match(piece) is not None
             if not is_record_like:
                 continue  # prose ("Here are the entities:") is not a failed record
+            if piece.casefold() in _TEMPLATES:  # the prompt's template line, copied
+                out.echoed_lines += 1
+                continue
             parsed = _parse_record(piece, gleaning_pass)
             if parsed is not None and not parsed[2] and cut_off and li == len(lines) - 1 and pi == len(pieces) - 1:
                 parsed = None  # the answer stopped inside this record: a field may be cut

@@ -48,6 +48,7 @@ from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
 from kg_assets.core.extraction.working_memory import WorkingMemory
 from kg_assets.core.files.pdf_figures import Figure, pdf_figures
 from kg_assets.core.normalize import stable_hash
+from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
 from kg_assets.extractors.base import settings_digest
 from kg_assets.storage.llm_cache import LLMCache
 from kg_assets.settings import LLMSettings
@@ -65,6 +66,34 @@ class ExtractionTool(ExtractionOut, instructor.OpenAISchema):
     # instructor wraps a plain model in a new class on every call, so its schema cache never hits and each
     # request rebuilds the JSON schema (~3 ms of CPU); a model that already is an OpenAISchema is used as is.
     model_config = ConfigDict(title=ExtractionOut.__name__)  # the tool the model sees keeps its name
+
+
+try:  # the HTTP library's timeouts, as the openai client catches them
+    from openai._httpx2 import timeout_exceptions as _timeout_exceptions
+
+    _TIMEOUTS: tuple[type[BaseException], ...] = _timeout_exceptions()
+except ImportError:  # other openai versions use httpx itself
+    import httpx
+
+    _TIMEOUTS = (httpx.TimeoutException,)
+
+
+class _Client(openai.AsyncOpenAI):
+    """The openai client, except that a request that timed out is never sent again.
+
+    The client's own retries (429, 5xx, dropped connections, with backoff and Retry-After) still apply, but
+    a timeout means the model takes longer than KG_LLM_TIMEOUT_S; a server that is still computing the
+    answer (a local llama.cpp, Ollama or vLLM keeps going after the client gave up) would get the same
+    request again behind it, and the retry would time out too. The chunk fails, naming the setting to raise,
+    and the next run asks again. (An OpenAIError raised here is passed on by the client without a retry.)"""
+
+    async def _send_request(self, request, **kwargs):
+        try:
+            return await super()._send_request(request, **kwargs)
+        except _TIMEOUTS as exc:
+            error = openai.APITimeoutError(request=request)
+            error.attempts = int(request.headers.get("x-stainless-retry-count") or 0) + 1
+            raise error from exc
 
 
 class ParseFailure(ValueError):
@@ -131,6 +160,7 @@ class LLMExtractor:
         # Everything else that changes the rows: the prompt's types and cap, the request and the sanitizer.
         digest = settings_digest(
             entity_types=self.entity_types, temperature=s.temperature, max_completion_tokens=s.max_completion_tokens,
+            completion_ratio=s.completion_ratio,
             unknown_types=s.unknown_types, orphan_relations=s.orphan_relations, max_entities=s.max_entities,
             max_relations=s.max_relations, max_attributes=s.max_attributes,
             working_memory_tokens=s.working_memory_tokens,
@@ -178,7 +208,7 @@ class LLMExtractor:
 
     async def _session(self, work, items, cache: LLMCache):
         s = self.settings
-        self._client = openai.AsyncOpenAI(
+        self._client = _Client(
             base_url=s.base_url, api_key=s.api_key or "not-needed", timeout=s.timeout_s, max_retries=s.max_retries
         )
         self._structured = None
@@ -206,6 +236,15 @@ class LLMExtractor:
         return build_gleaning_messages(row["text"], found_entities=found, failed_lines=failed,
                                        **self._prompt_context(row, known))
 
+    def completion_budget(self, row: dict) -> int:
+        """max_tokens of the chunk's extraction requests: sized to its text (KG_LLM_COMPLETION_RATIO), so a
+        model that loops stops after a few times the chunk's tokens, never later than KG_LLM_MAX_COMPLETION_TOKENS."""
+        return self.settings.completion_budget(len(encoding(DEFAULT_ENCODING).encode_ordinary(row["text"] or "")))
+
+    def chunk_params(self, row: dict) -> dict[str, object]:
+        """The parameters of the chunk's extraction requests (part of their cache key)."""
+        return {**self.settings.params, "max_tokens": self.completion_budget(row)}
+
     def _prompt_context(self, row: dict, known: Sequence[tuple[str, str]]) -> dict:
         s = self.settings
         return {"fmt": s.output_format, "max_attributes": s.max_attributes, "entity_types": self.entity_types,
@@ -222,7 +261,7 @@ class LLMExtractor:
             for i in positions:
                 memory.enter(rows[i].get("section_path"))
                 messages = self.first_pass_messages(rows[i], memory.known())
-                hit = cache.get(prompt_hash(messages, s.model, s.params))
+                hit = cache.get(prompt_hash(messages, s.model, self.chunk_params(rows[i])))
                 if hit is None:
                     break
                 answered[i] = True
@@ -291,7 +330,8 @@ class LLMExtractor:
             row = state.row
             with self._stage("build prompt"):
                 messages = self.first_pass_messages(row, remembered)
-            parsed = await self._ask(messages, _where(row, 0), self._parser(messages))
+            budget = self.completion_budget(row)
+            parsed = await self._ask(messages, _where(row, 0), self._parser(messages), max_tokens=budget)
             state.passes.append((0, parsed))
             for gleaning in range(1, s.max_gleanings + 1):
                 if state.passes[-1][1].degenerate:  # a loop or an echo: asking again repeats it
@@ -303,7 +343,7 @@ class LLMExtractor:
                 with self._stage("build prompt"):
                     messages = self.gleaning_messages(row, found, failed, remembered)
                 known = _record_keys(state.passes)
-                more = await self._ask(messages, _where(row, gleaning), self._parser(messages))
+                more = await self._ask(messages, _where(row, gleaning), self._parser(messages), max_tokens=budget)
                 state.passes.append((gleaning, more))
                 # Stop when the model says nothing is missing, or repeats only what was already found.
                 if more.nothing_missing or _record_keys([(gleaning, more)]) <= known:
@@ -343,16 +383,21 @@ class LLMExtractor:
                 self._pdf_figures.pop(path, None)
 
     async def _ask(self, messages: list[dict], where: dict, parse, plain_text: bool = False,
-                   tool: ToolRequest | None = None, vision: bool = False):
+                   tool: ToolRequest | None = None, vision: bool = False, max_tokens: int | None = None):
         """One cached request: `parse(content, gleaning_pass, truncated)` turns the answer into a result.
 
         With `tool`, the answer is that instructor tool's arguments (JSON text), whatever KG_LLM_FORMAT says.
-        With `vision`, the request goes to KG_VISION_MODEL (plain text) and is logged as output format 'vision'."""
+        With `vision`, the request goes to KG_VISION_MODEL (plain text) and is logged as output format 'vision'.
+        `max_tokens`: the answer's cap (a chunk's budget), else KG_LLM_MAX_COMPLETION_TOKENS."""
         s = self.settings
         model = s.vision_model if vision else s.model
         structured = tool is not None or (self._structured is not None and not plain_text)
+        max_tokens = max_tokens or s.max_completion_tokens
+        params = tool.params(s) if tool else s.params
+        if max_tokens != s.max_completion_tokens:
+            params = {**params, "max_tokens": max_tokens}
         with self._stage("hash prompt"):
-            key = prompt_hash(messages, model, tool.params(s) if tool else s.params)
+            key = prompt_hash(messages, model, params)
         output_format = tool.output_format if tool else "vision" if vision else "text" if plain_text else s.output_format
         prompt_version = tool.prompt_version if tool else FIGURE_PROMPT_VERSION if vision else PROMPT_VERSION
         call = {
@@ -369,7 +414,7 @@ class LLMExtractor:
                 with self._stage("parse answer"):
                     return parse(cached["content"], where["gleaning_pass"], False)
             content, prompt_tokens, completion_tokens, truncated = await self._request(
-                messages, call, structured, tool.response_model if tool else ExtractionTool, model)
+                messages, call, structured, tool.response_model if tool else ExtractionTool, model, max_tokens)
             call.update(status="ok", prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                         cost_usd=s.cost(prompt_tokens, completion_tokens))
             with self._stage("parse answer"):
@@ -396,11 +441,12 @@ class LLMExtractor:
 
     async def _request(self, messages: list[dict], call: dict, structured: bool,
                        response_model: type[instructor.OpenAISchema] = ExtractionTool,
-                       model: str | None = None) -> tuple[str, int, int, bool]:
+                       model: str | None = None, max_tokens: int | None = None) -> tuple[str, int, int, bool]:
         s = self.settings
         model = model or s.model
+        max_tokens = max_tokens or s.max_completion_tokens
         if self._tpm is not None:
-            estimate = count_message_tokens(messages) + s.max_completion_tokens
+            estimate = count_message_tokens(messages) + max_tokens
             await self._tpm.acquire(min(estimate, s.tokens_per_minute))
         if self._rpm is not None:
             await self._rpm.acquire()
@@ -410,21 +456,9 @@ class LLMExtractor:
                 self._cache.log_call({**call, "status": "sent", "created_at": _now()})
             started = time.perf_counter()
             try:
-                if structured:
-                    try:
-                        _, completion = await self._tools.chat.completions.create_with_completion(
-                            model=model, messages=messages, response_model=response_model, max_retries=0,
-                            temperature=s.temperature, max_tokens=s.max_completion_tokens,
-                        )
-                    except InstructorError as exc:
-                        raise _structured_failure(exc, call) from exc
-                    message = completion.choices[0].message
-                    content = message.tool_calls[0].function.arguments if message.tool_calls else (message.content or "")
-                else:
-                    completion = await self._client.chat.completions.create(
-                        model=model, messages=messages, temperature=s.temperature, max_tokens=s.max_completion_tokens,
-                    )
-                    content = completion.choices[0].message.content or ""
+                completion, content = await self._send(messages, call, structured, response_model, model, max_tokens)
+            except openai.APITimeoutError as exc:
+                raise _explained_timeout(exc, s.timeout_s)  # the same error, its message explained
             finally:
                 call["latency_ms"] = (time.perf_counter() - started) * 1000
         usage = completion.usage
@@ -433,6 +467,25 @@ class LLMExtractor:
 
     def _parser(self, messages: list[dict]):
         return lambda content, gleaning_pass, truncated: self._parse(content, gleaning_pass, truncated, messages)
+
+    async def _send(self, messages: list[dict], call: dict, structured: bool,
+                    response_model: type[instructor.OpenAISchema], model: str, max_tokens: int):
+        """One request sent (the client's retries included): the completion and its content."""
+        s = self.settings
+        if structured:
+            try:
+                _, completion = await self._tools.chat.completions.create_with_completion(
+                    model=model, messages=messages, response_model=response_model, max_retries=0,
+                    temperature=s.temperature, max_tokens=max_tokens,
+                )
+            except InstructorError as exc:
+                raise _structured_failure(exc, call) from exc
+            message = completion.choices[0].message
+            return completion, message.tool_calls[0].function.arguments if message.tool_calls else (message.content or "")
+        completion = await self._client.chat.completions.create(
+            model=model, messages=messages, temperature=s.temperature, max_tokens=max_tokens,
+        )
+        return completion, completion.choices[0].message.content or ""
 
     def _parse(self, content: str, gleaning_pass: int, truncated: bool, messages: Sequence[dict] = ()) -> ParsedOutput:
         """One extraction answer read. Cut by the token cap (``truncated``): not complete, whatever it holds.
@@ -535,6 +588,16 @@ def _echoed_prompt_lines(content: str, messages: Sequence[dict]) -> int:
     prompt = {" ".join(line.split()) for line in str(messages[0].get("content") or "").splitlines()}
     return sum(1 for line in content.splitlines()
                if len(key := " ".join(line.split())) >= ECHO_MIN_CHARS and key in prompt)
+
+
+def _explained_timeout(exc: openai.APITimeoutError, timeout_s: float) -> openai.APITimeoutError:
+    """The timeout error with what it stands for: the setting, the attempts made and what to do."""
+    attempts = getattr(exc, "attempts", 1)
+    message = (f"no answer within KG_LLM_TIMEOUT_S={timeout_s:g} s ({attempts} attempt{'s' * (attempts != 1)}; a "
+               "request that timed out is not resent, the server may still be computing it): raise KG_LLM_TIMEOUT_S "
+               "for a slow or local model (docs/llm.md, local models)")
+    exc.message, exc.args = message, (message,)
+    return exc
 
 
 def _where(row: dict, gleaning_pass: int) -> dict:
