@@ -1,5 +1,5 @@
 """What a small local model answers, through the real openai / instructor client and the local test server: an
-echo of the prompt, a loop, an empty answer (`<|COMPLETE|>` alone, `{ }`), a terminator inside prose, an
+echo of the prompt, a loop, an empty answer (blank, prose only, `{ }`), a terminator inside prose, an
 answer cut by the token cap, records copied from the prompt's example, and a model slower than the timeout.
 
 None of them passes for an extraction: each is detected, gets its own call status, is never served from the
@@ -45,8 +45,8 @@ def _rerun_asks_again(server, settings):
     assert "Sarah Chen" in set(again.mentions["name"])
 
 
-@pytest.mark.parametrize(("fmt", "answer"), [("tuple", "<|COMPLETE|>"), ("structured", "{}"),
-                                             ("structured", {"entities": [], "relations": [], "attributes": []})])
+@pytest.mark.parametrize(("fmt", "answer"), [("tuple", ""), ("tuple", "Sure! Here are the entities of the text:"),
+                                             ("structured", "{}"), ("structured", {"more": False})])
 def test_an_empty_first_answer_is_a_failure_of_its_own_never_cached(openai_server, tmp_path, fmt, answer):
     settings = _settings(openai_server, tmp_path, fmt)
     openai_server.set_responder(lambda request: Reply(content=answer))
@@ -55,6 +55,20 @@ def test_an_empty_first_answer_is_a_failure_of_its_own_never_cached(openai_serve
     assert "EmptyAnswer" in result.chunk_status["error"][0]
     assert engine.calls["status"].to_list() == ["empty"]
     _rerun_asks_again(openai_server, settings)
+
+
+@pytest.mark.parametrize(("fmt", "answer"), [("tuple", "<|COMPLETE|>"),
+                                             ("structured", {"entities": [], "relations": [], "attributes": []})])
+def test_saying_that_the_text_names_nothing_is_an_answer(openai_server, tmp_path, fmt, answer):
+    """The prompt's own way to say there is nothing: the chunk is ok without a mention (the extraction_health
+    check counts such chunks), and the answer is cached."""
+    settings = _settings(openai_server, tmp_path, fmt)
+    openai_server.set_responder(lambda request: Reply(content=answer))
+    engine, result = _extract(settings)
+    assert result.chunk_status["status"].to_list() == ["ok"] and result.mentions.height == 0
+    assert engine.calls["status"].to_list() == ["ok"]
+    _extract(settings)
+    assert openai_server.calls == 1
 
 
 def test_an_answer_that_echoes_the_prompt_is_degenerate_and_asked_again(openai_server, tmp_path):
@@ -170,3 +184,21 @@ def test_other_faults_are_still_retried(openai_server, tmp_path):
     openai_server.set_responder(lambda request: Reply.server_error() if openai_server.calls == 1 else normal(request))
     engine, result = _extract(settings)
     assert openai_server.calls == 2 and result.chunk_status["status"].to_list() == ["ok"]
+
+
+def test_kg_llm_check_reports_format_latency_speed_and_a_timeout(openai_server, kg_cli, tmp_path):
+    from kg_assets.commands.llm import PROBE_NAMES
+
+    env = {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "test", "KG_LLM_TIMEOUT_S": "5"}
+    openai_server.set_responder(extraction_responder(names={n: "OTHER" for n in PROBE_NAMES}))
+    openai_server.latency_s = 0.2
+    good = kg_cli("llm", "check", env=env, cwd=tmp_path)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "follows the format: 3 of 3 names" in good.stdout
+    assert "completion tokens/s" in good.stdout and "KG_LLM_TIMEOUT_S=" in good.stdout
+    assert openai_server.calls == 1 and not (tmp_path / "data").exists(), "one request, nothing written"
+
+    openai_server.set_responder(lambda request: Reply(content=request["messages"][0]["content"]))  # an echo
+    bad = kg_cli("llm", "check", env=env, cwd=tmp_path)
+    assert bad.returncode == 1
+    assert "does not follow the format: status degenerate" in bad.stdout

@@ -103,8 +103,10 @@ class ParseFailure(ValueError):
 
 
 class EmptyAnswer(ParseFailure):
-    """A first answer without any record (tuple lines or the structured lists): the model gave nothing, which
-    is a failure, never an extraction of nothing; not cached, so a rerun asks again."""
+    """An answer without any record that does not say there is none either: blank or prose only (tuple), or
+    `{ }` with every field left out to its default (structured, first pass). The model gave nothing, which is
+    a failure, never an extraction of nothing; not cached, so a rerun asks again. (``<|COMPLETE|>`` alone and
+    empty lists are the prompt's own way to say that a text names nothing: those are answers.)"""
 
     status = "empty"
 
@@ -146,7 +148,7 @@ class LLMExtractor:
     # off places and organisations behind a title of two words ("Prime Minister Silvio Berlusconi" typed LOCATION),
     # off the end of a byline's name ("Kyle James Editor"), and a body before a title is no name ("US Secretary");
     # 6: an answer cut by the token cap is never complete, a terminator inside prose ends nothing, records
-    # copying the prompt's example or its template lines are dropped, a first answer without a record fails
+    # copying the prompt's example or its template lines are dropped, an answer that says nothing fails
     code_version = "llm-6"
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
@@ -492,11 +494,14 @@ class LLMExtractor:
         Records copying the prompt's example are dropped (counted). Raises EmptyAnswer for a first answer
         without any record, DegenerateAnswer for a loop or an echo of the prompt without any record, and
         ParseFailure for an answer that cannot be read."""
+        said_nothing = False  # no record and no statement that there is none
         if self.settings.output_format == "structured":
             try:
-                parsed = from_structured(ExtractionOut.model_validate_json(content), gleaning_pass=gleaning_pass)
+                out = ExtractionOut.model_validate_json(content)
             except ValueError as exc:
                 raise ParseFailure(f"structured output did not validate: {str(exc)[:300]}") from exc
+            parsed = from_structured(out, gleaning_pass=gleaning_pass)
+            said_nothing = not ({"entities", "relations", "attributes"} & out.model_fields_set)  # `{ }`: all defaults
         else:
             parsed = parse_tuples(content, gleaning_pass=gleaning_pass, truncated=truncated)
         if truncated:
@@ -513,12 +518,16 @@ class LLMExtractor:
         if parsed.example_copies:
             raise DegenerateAnswer(f"the answer only copied the prompt's example ({parsed.example_copies} records)")
         if self.settings.output_format == "tuple" and not parsed.complete:
-            reason = "truncated" if truncated else f"no records and no {COMPLETE}"
-            raise ParseFailure(f"unparseable tuple output ({reason}; {len(parsed.bad_lines)} bad lines)")
-        if gleaning_pass == 0 and not parsed.bad_lines:
-            what = "{ }" if self.settings.output_format == "structured" else COMPLETE
-            raise EmptyAnswer(f"empty answer: no record, only {what} (a first pass must name the text's entities)")
-        return parsed
+            if not parsed.bad_lines and not truncated:
+                said_nothing = True  # blank, or prose without any record or terminator
+            else:
+                reason = "truncated" if truncated else f"no records and no {COMPLETE}"
+                raise ParseFailure(f"unparseable tuple output ({reason}; {len(parsed.bad_lines)} bad lines)")
+        if said_nothing and (gleaning_pass == 0 or self.settings.output_format == "tuple"):
+            what = "{ }, every field left out" if self.settings.output_format == "structured" else \
+                f"no record line and no {COMPLETE}"
+            raise EmptyAnswer(f"empty answer: {what} ({len(content.strip())} characters)")
+        return parsed  # "nothing here" said explicitly: <|COMPLETE|> alone, or empty lists
 
     # ---- results -----------------------------------------------------------------------------
     def _frames(self, states: Sequence[_ChunkState]) -> ExtractionResult:
