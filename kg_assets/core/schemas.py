@@ -133,7 +133,7 @@ LLM_CALLS = {
     "prompt_hash": pl.String,
     "output_format": pl.String,  # tuple | structured
     "status": pl.String,  # ok | cache_hit | parse_error | empty | degenerate | error | sent (sent; no answer
-    # recorded: the run died). empty: no record and no "nothing here" (blank, prose, `{ }`); degenerate: a loop
+    # recorded: the run died). empty: no record and no "nothing here" (blank, `{ }`); degenerate: a loop
     # or an echo of the prompt (failed without records; with records they are kept and the status says so)
     "error": pl.String,
     "prompt_tokens": pl.Int64,

@@ -103,8 +103,8 @@ class ParseFailure(ValueError):
 
 
 class EmptyAnswer(ParseFailure):
-    """An answer without any record that does not say there is none either: blank or prose only (tuple), or
-    `{ }` with every field left out to its default (structured, first pass). The model gave nothing, which is
+    """An answer without any record that does not say there is none either: blank (tuple), or `{ }` with every
+    field left out to its default (structured, first pass). The model gave nothing, which is
     a failure, never an extraction of nothing; not cached, so a rerun asks again. (``<|COMPLETE|>`` alone and
     empty lists are the prompt's own way to say that a text names nothing: those are answers.)"""
 
@@ -518,14 +518,13 @@ class LLMExtractor:
         if parsed.example_copies:
             raise DegenerateAnswer(f"the answer only copied the prompt's example ({parsed.example_copies} records)")
         if self.settings.output_format == "tuple" and not parsed.complete:
-            if not parsed.bad_lines and not truncated:
-                said_nothing = True  # blank, or prose without any record or terminator
+            if not content.strip():
+                said_nothing = True  # blank (prose or JSON without a record is unreadable: a parse error)
             else:
                 reason = "truncated" if truncated else f"no records and no {COMPLETE}"
                 raise ParseFailure(f"unparseable tuple output ({reason}; {len(parsed.bad_lines)} bad lines)")
         if said_nothing and (gleaning_pass == 0 or self.settings.output_format == "tuple"):
-            what = "{ }, every field left out" if self.settings.output_format == "structured" else \
-                f"no record line and no {COMPLETE}"
+            what = "{ }, every field left out" if self.settings.output_format == "structured" else "blank"
             raise EmptyAnswer(f"empty answer: {what} ({len(content.strip())} characters)")
         return parsed  # "nothing here" said explicitly: <|COMPLETE|> alone, or empty lists
 
