@@ -202,3 +202,39 @@ def test_kg_llm_check_reports_format_latency_speed_and_a_timeout(openai_server, 
     bad = kg_cli("llm", "check", env=env, cwd=tmp_path)
     assert bad.returncode == 1
     assert "does not follow the format: status degenerate" in bad.stdout
+
+
+def test_bad_answers_are_counted_in_the_metadata_and_the_run_summary_and_redone_by_the_rerun(llm_project):
+    import shutil
+
+    shutil.rmtree(llm_project.inbox)
+    llm_project.inbox.mkdir()
+    (llm_project.inbox / "fine.md").write_text("# Lab news\n\nSarah Chen leads the Quantum Dynamics Lab in Boston.\n")
+    (llm_project.inbox / "echo.md").write_text("# Hiring\n\nMarcus Webb joined Northwind Robotics in Pittsburgh.\n")
+    (llm_project.inbox / "blank.md").write_text("# Visit\n\nLumen Analytics opened an office in Boston.\n")
+    normal = extraction_responder()
+
+    def respond(request):
+        text = request["messages"][-1]["content"]
+        if "Northwind" in text:
+            return Reply(content=request["messages"][0]["content"])  # the prompt echoed
+        return Reply(content="") if "Lumen" in text else normal(request)
+
+    llm_project.server.set_responder(respond)
+    result = llm_project.run_all()
+    assert result.success
+    (mat,) = [m for m in result.get_asset_materialization_events()
+              if m.asset_key.to_user_string() == "entity_mentions"][:1]
+    meta = {k: v.value for k, v in mat.materialization.metadata.items()}
+    assert (meta["llm_empty_answers"], meta["llm_degenerate_answers"], meta["llm_errors"]) == (1, 1, 2)
+    assert meta["example_copies_dropped"] >= 1, "the echoed example's records"
+    calls = dict(llm_project.sql("SELECT document_id, status FROM kg.llm_calls").iter_rows())
+    assert calls == {"fine.md": "ok", "echo.md": "degenerate", "blank.md": "empty"}
+    spend = llm_project.warehouse.llm_spend(result.run_id)
+    assert (spend["empty"], spend["degenerate"]) == (1, 1)  # what `kg run` prints as "LLM bad answers"
+
+    llm_project.server.set_responder(normal)
+    before = llm_project.server.calls
+    assert llm_project.run_all().success
+    assert llm_project.server.calls - before == 2, "only the two bad answers are asked again"
+    assert set(llm_project.sql("SELECT status FROM kg.chunk_extractions")["status"]) == {"ok"}

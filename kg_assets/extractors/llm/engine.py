@@ -150,6 +150,7 @@ class LLMExtractor:
     # 6: an answer cut by the token cap is never complete, a terminator inside prose ends nothing, records
     # copying the prompt's example or its template lines are dropped, an answer that says nothing fails
     code_version = "llm-6"
+    example_copies_dropped = 0  # in the last extract(): records that copied the prompt's example, dropped
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
                  stage_timer: StageTimer | None = None):
@@ -177,6 +178,7 @@ class LLMExtractor:
         if chunks.height == 0:
             return ExtractionResult.empty()
         self._calls: list[dict] = []
+        self.example_copies_dropped = 0  # in answers kept or failed (the extraction's asset metadata)
         rows = list(chunks.iter_rows(named=True))
         # how many figure chunks will still ask for each PDF's figures: its parsed images go when none will
         self._figure_chunks_left = Counter(r["document_path"] for r in rows if r.get("kind") == "figure")
@@ -421,12 +423,14 @@ class LLMExtractor:
                         cost_usd=s.cost(prompt_tokens, completion_tokens))
             with self._stage("parse answer"):
                 result = parse(content, where["gleaning_pass"], truncated)
+            self.example_copies_dropped += getattr(result, "example_copies", 0)
             if getattr(result, "degenerate", None):  # a loop or an echo that still held records: kept, noted
                 call.update(status="degenerate", error=f"degenerate answer, records kept: {result.degenerate}"[:500])
             with self._stage("cache"):
                 self._cache.put(key, model, content, prompt_tokens, completion_tokens, _now())
             return result
         except ParseFailure as exc:
+            self.example_copies_dropped += getattr(exc, "example_copies", 0)
             call.update(status=exc.status, error=str(exc)[:500],
                         cost_usd=s.cost(call["prompt_tokens"], call["completion_tokens"]))
             with self._stage("cache"):
@@ -512,11 +516,12 @@ class LLMExtractor:
             parsed.degenerate = f"the answer repeats {echo} line{'s' * (echo != 1)} of the prompt"
         if parsed.record_count:
             return parsed
-        if parsed.degenerate:
-            raise DegenerateAnswer(f"degenerate answer without a record: {parsed.degenerate}"
-                                   + (" (cut by the token cap)" if truncated else ""))
-        if parsed.example_copies:
-            raise DegenerateAnswer(f"the answer only copied the prompt's example ({parsed.example_copies} records)")
+        if parsed.degenerate or parsed.example_copies:
+            failure = DegenerateAnswer(
+                f"degenerate answer without a record: {parsed.degenerate}" + (" (cut by the token cap)" if truncated else "")
+                if parsed.degenerate else f"the answer only copied the prompt's example ({parsed.example_copies} records)")
+            failure.example_copies = parsed.example_copies
+            raise failure
         if self.settings.output_format == "tuple" and not parsed.complete:
             if not content.strip():
                 said_nothing = True  # blank (prose or JSON without a record is unreadable: a parse error)
@@ -530,8 +535,6 @@ class LLMExtractor:
 
     # ---- results -----------------------------------------------------------------------------
     def _frames(self, states: Sequence[_ChunkState]) -> ExtractionResult:
-        # records dropped because they copied the prompt's example (part of the extraction's asset metadata)
-        self.example_copies_dropped = sum(p.example_copies for state in states for _, p in state.passes)
         records = []
         for state in states:
             row = state.row
