@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kg_assets.commands import estimate, evaluate, facts, link, run, search, sql
+from kg_assets.commands import estimate, evaluate, facts, link, llm, run, search, sql
 from kg_assets.settings import SettingsError
 
-COMMANDS = (run, sql, estimate, evaluate, link, search, facts)
+COMMANDS = (run, sql, estimate, evaluate, link, search, facts, llm)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@ environment; `Settings(...)` built by hand reads nothing.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -102,6 +103,9 @@ class IngestSettings(BaseModel):
         return ChunkingConfig(max_tokens=self.chunk_tokens, overlap_tokens=self.chunk_overlap_tokens)
 
 
+COMPLETION_MARGIN_TOKENS = 256  # of an extraction answer's budget, whatever the chunk's size
+
+
 class LLMSettings(BaseModel):
     """The LLM engine: endpoint, format, limits, sanitizing caps, prices and cache."""
 
@@ -119,7 +123,13 @@ class LLMSettings(BaseModel):
         "tuple", validation_alias="KG_LLM_FORMAT",
         description="tuple (line records with partial recovery) | structured (instructor + pydantic)")
     temperature: float = 0.0
-    max_completion_tokens: int = Field(2000, gt=0)
+    max_completion_tokens: int = Field(
+        2000, gt=0, validation_alias="KG_LLM_MAX_COMPLETION_TOKENS",
+        description="ceiling of one answer's tokens (an extraction request asks for its chunk's budget below it)")
+    completion_ratio: float = Field(
+        2.0, gt=0, validation_alias="KG_LLM_COMPLETION_RATIO",
+        description="an extraction answer's token budget: this many tokens per token of its chunk, plus "
+        f"{COMPLETION_MARGIN_TOKENS}, at most KG_LLM_MAX_COMPLETION_TOKENS (a looping model stops there)")
     timeout_s: float = Field(60.0, gt=0, validation_alias="KG_LLM_TIMEOUT_S")
     max_retries: int = Field(4, ge=0, validation_alias="KG_LLM_MAX_RETRIES")
     concurrency: int = Field(16, gt=0, validation_alias="KG_LLM_CONCURRENCY")
@@ -156,6 +166,10 @@ class LLMSettings(BaseModel):
     def params(self) -> dict[str, object]:
         """Request parameters that change the answer, hence part of the cache key."""
         return {"temperature": self.temperature, "max_tokens": self.max_completion_tokens, "format": self.output_format}
+
+    def completion_budget(self, chunk_tokens: int) -> int:
+        """max_tokens of an extraction request (first pass or gleaning) for a chunk of ``chunk_tokens`` tokens."""
+        return min(self.max_completion_tokens, COMPLETION_MARGIN_TOKENS + math.ceil(self.completion_ratio * chunk_tokens))
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (prompt_tokens * self.prompt_price_per_1m + completion_tokens * self.completion_price_per_1m) / 1e6

@@ -56,7 +56,7 @@ def test_extraction_runs_through_dagster_in_both_formats(llm_project, fmt):
     # prompt_version is carried on the call rows; extractor_version on every mention row
     assert project.sql("SELECT DISTINCT prompt_version FROM kg.llm_calls")["prompt_version"].to_list() == [PROMPT_VERSION]
     version = project.sql("SELECT DISTINCT extractor_version FROM kg.entity_mentions")["extractor_version"].to_list()
-    assert len(version) == 1 and version[0].startswith(f"llm-5/{PROMPT_VERSION}/{fmt}/")
+    assert len(version) == 1 and version[0].startswith(f"llm-6/{PROMPT_VERSION}/{fmt}/")
 
 
 def test_a_rerun_makes_no_llm_calls_and_a_rebuilt_warehouse_is_served_from_the_cache(llm_project):
@@ -360,8 +360,9 @@ def test_the_engine_version_follows_the_settings_that_change_the_rows():
         base, LLMSettings(max_attributes=3), LLMSettings(entity_types=("PERSON", "OTHER")),
         LLMSettings(unknown_types="drop"), LLMSettings(orphan_relations="add"), LLMSettings(max_entities=5),
         LLMSettings(max_relations=5), LLMSettings(temperature=0.5), LLMSettings(max_completion_tokens=500),
+        LLMSettings(completion_ratio=1.0),
     )}
-    assert len(versions) == 9
+    assert len(versions) == 10
     assert LLMExtractor(LLMSettings(concurrency=2, cache_path="elsewhere.sqlite")).version == LLMExtractor(base).version
 
 

@@ -32,7 +32,7 @@ EXPECTED_ERRORS = {
     "dropped connection": {"tuple": "APIConnectionError", "structured": "APIConnectionError"},
     "truncated": {"tuple": "truncated", "structured": "ParseFailure"},
     "malformed": {"tuple": "ParseFailure", "structured": "ParseFailure"},
-    "empty": {"tuple": "ParseFailure", "structured": "ParseFailure"},
+    "empty": {"tuple": "EmptyAnswer", "structured": "ParseFailure"},
     "wrong schema": {"tuple": "ParseFailure", "structured": "ParseFailure"},
 }
 
@@ -42,6 +42,8 @@ def test_the_matrix_covers_every_fault_the_server_can_inject():
 
 
 def _call_status(error: str) -> str:
+    if "EmptyAnswer" in error:
+        return "empty"
     return "parse_error" if "ParseFailure" in error or "truncated" in error else "error"
 
 

@@ -564,3 +564,31 @@ def test_custom_types_reach_the_frames():
     )
     assert mentions["entity_type"].to_list() == ["PROTEIN", "DISEASE"]
     assert mentions["entity_id"].to_list()[0] == entity_id("PROTEIN", "BRCA1")
+
+
+def test_a_terminator_counts_on_its_own_line_or_ending_a_record_never_inside_prose():
+    echoed = f"Output one record per line, nothing else, then {COMPLETE_TAG} ({COMPLETE_TAG} if more):\n"
+    parsed = parse_tuples(echoed + f"entity{D}A{D}PERSON{D}d\n")
+    assert [e.name for e in parsed.entities] == ["A"] and not parsed.complete
+    assert parse_tuples(echoed + f"entity{D}A{D}PERSON{D}d\n{COMPLETE_TAG}\n").complete
+    assert parse_tuples(f"entity{D}A{D}PERSON{D}d{COMPLETE_TAG}").complete
+
+
+def test_an_answer_cut_by_the_cap_is_never_complete():
+    parsed = parse_tuples(f"entity{D}A{D}PERSON{D}d\n{COMPLETE_TAG}", truncated=True)
+    assert [e.name for e in parsed.entities] == ["A"]
+    assert not parsed.complete and not parsed.nothing_missing and parsed.needs_gleaning
+
+
+def test_template_lines_are_an_echo_not_records():
+    parsed = parse_tuples(templates() + f"\nentity{D}A{D}PERSON{D}d\n{COMPLETE_TAG}")
+    assert [e.name for e in parsed.entities] == ["A"] and not parsed.relations and not parsed.attributes
+    assert parsed.echoed_lines == 3 and not parsed.bad_lines
+
+
+@pytest.mark.parametrize("raw", [f"entity{D}A{D}PERSON{D}d\n" * 5, "Intro.\n" + "and the lab " * 40])
+def test_an_unfinished_answer_that_repeats_itself_is_degenerate_and_not_gleaned(raw):
+    parsed = parse_tuples(raw, truncated=True)
+    assert parsed.degenerate and not parsed.needs_gleaning
+    assert parse_tuples(raw + f"\n{COMPLETE_TAG}").degenerate is None  # finished: duplicates are merged later
+    assert parse_tuples(f"entity{D}A{D}PERSON{D}d\n-----------------------", truncated=True).degenerate is None

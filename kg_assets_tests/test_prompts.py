@@ -118,7 +118,7 @@ def test_token_budgets_with_the_real_tokenizer(enc, fmt):
     assert first_total <= FIRST_PASS_BUDGET
     assert glean_total <= GLEANING_BUDGET
     assert first_total + glean_total <= 2500
-    assert system_only <= 420
+    assert system_only <= 435  # 420 before the example's names were invented ones (rarer words, more tokens)
     assert count_message_tokens(first) == first_total  # the module's counter agrees
 
 

@@ -134,3 +134,6 @@ def print_summary(warehouse, run_id: str | None) -> None:
     if calls["calls"] or calls["hits"]:
         print(f"  {'LLM calls':<16} {calls['calls']:>10,}  ({calls['hits']:,} cache hits; {calls['prompt']:,} prompt + "
               f"{calls['completion']:,} completion tokens; ${calls['cost']:.4f})")
+        if calls.get("empty") or calls.get("degenerate"):
+            print(f"  {'LLM bad answers':<16} {calls['empty'] + calls['degenerate']:>10,}  ({calls['empty']:,} empty, "
+                  f"{calls['degenerate']:,} degenerate: loops or echoes of the prompt; see docs/llm.md)")

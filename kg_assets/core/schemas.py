@@ -132,7 +132,9 @@ LLM_CALLS = {
     "prompt_version": pl.String,  # version of the prompt template
     "prompt_hash": pl.String,  # sha256 of the whole request: the cache key
     "output_format": pl.String,  # tuple | structured
-    "status": pl.String,  # ok | cache_hit | parse_error | error | sent (sent; no answer recorded: the run died)
+    # empty: no record and no "nothing here" (blank, `{ }`); degenerate: a loop or an echo of the prompt (failed
+    # without records; with records they are kept and the status says so)
+    "status": pl.String,  # ok | cache_hit | parse_error | empty | degenerate | error | sent (no answer recorded: the run died)
     "error": pl.String,  # the error of a failed call
     "prompt_tokens": pl.Int64,  # input tokens the server reported
     "completion_tokens": pl.Int64,  # output tokens the server reported

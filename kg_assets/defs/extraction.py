@@ -96,6 +96,8 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
                        "failed_documents": len(failures)} if engine is not None else {
         "extractor": "off", "extractor_version": "", "failed_documents": 0,
         "engine": "entity extraction off (KG_ENTITY_EXTRACTION_ENABLED=false)"}
+    if hasattr(engine, "example_copies_dropped"):  # records that copied the prompt's example (LLM engine)
+        engine_metadata["example_copies_dropped"] = engine.example_copies_dropped
     status = frames["chunk_extractions"].with_columns(
         reused=pl.col("chunk_id").is_in(reusable["chunk_id"].implode())).join(in_scope, on="document_id")
     per_day = per_day_counts(days, status, chunks_extracted=(~pl.col("reused")).sum(), chunks_reused=pl.col("reused").sum(),

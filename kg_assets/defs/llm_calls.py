@@ -9,10 +9,13 @@ from kg_assets.storage.llm_cache import LLMCache
 
 
 def spend_per_day(days, calls: pl.DataFrame) -> dict[str, dict[str, object]]:
-    """Each day's LLM spend in this run: requests sent, cache hits, errors, tokens, latency, cost."""
+    """Each day's LLM spend in this run: requests sent, cache hits, errors (of which empty answers and
+    degenerate ones: loops or echoes of the prompt), tokens, latency, cost."""
     sent = calls.filter(pl.col("status") != "cache_hit")
     counts = per_day_counts(days, calls, llm_cache_hits=(pl.col("status") == "cache_hit").sum(),
-                            llm_errors=pl.col("status").is_in(["error", "parse_error"]).sum())
+                            llm_errors=pl.col("status").is_in(["error", "parse_error", "empty", "degenerate"]).sum(),
+                            llm_empty_answers=(pl.col("status") == "empty").sum(),
+                            llm_degenerate_answers=(pl.col("status") == "degenerate").sum())
     if calls.height == 0:
         return {day: {} for day in days}
     sums = per_day_counts(days, sent, llm_calls=pl.len(), prompt_tokens=pl.col("prompt_tokens").sum(),

@@ -213,10 +213,12 @@ class WarehouseReads:
         )["document_id"].to_list()
 
     def llm_spend(self, run_id: str) -> dict[str, float]:
-        """Requests sent, cache hits, tokens and cost of one run's LLM calls."""
+        """Requests sent, cache hits, empty and degenerate answers, tokens and cost of one run's LLM calls."""
         return self._read(
             f"""SELECT count(*) FILTER (WHERE status <> 'cache_hit') AS calls,
                        count(*) FILTER (WHERE status = 'cache_hit') AS hits,
+                       count(*) FILTER (WHERE status = 'empty') AS empty,
+                       count(*) FILTER (WHERE status = 'degenerate') AS degenerate,
                        coalesce(sum(prompt_tokens) FILTER (WHERE status <> 'cache_hit'), 0) AS prompt,
                        coalesce(sum(completion_tokens) FILTER (WHERE status <> 'cache_hit'), 0) AS completion,
                        coalesce(sum(cost_usd), 0) AS cost

@@ -53,6 +53,7 @@ __all__ = [
     "build_messages",
     "build_summary_messages",
     "count_message_tokens",
+    "drop_example_copies",
     "fence",
     "from_structured",
     "prompt_hash",
@@ -61,7 +62,8 @@ __all__ = [
 
 OutputFormat = Literal["tuple", "structured"]
 
-PROMPT_VERSION = "kg-extract-4"  # 4: document text fenced (protocol tokens neutralised), the text is data
+PROMPT_VERSION = "kg-extract-5"  # 4: document text fenced (protocol tokens neutralised), the text is data;
+# 5: the worked example's names are invented ones
 
 DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
     "PERSON",
@@ -172,18 +174,41 @@ def from_structured(out: ExtractionOut, *, gleaning_pass: int = 0) -> ParsedOutp
 # --------------------------------------------------------------------------------------------------
 # Prompts
 
-_EXAMPLE_TEXT = "Dr. Sarah Chen leads the AI team at Acme Labs, founded in 2015."
+# The worked example's names are invented and occur in no plausible document, so a model that copies the
+# example instead of reading the text gives records that cannot pass for the text's (and are dropped).
+_EXAMPLE_TEXT = "Dr. Vela Quorin leads the AI team at Brannoch Works, founded in 2015."
 _EXAMPLE = ParsedOutput(
     entities=[
-        Entity("Sarah Chen", "PERSON", "Leads the AI team at Acme Labs."),
-        Entity("Acme Labs", "ORGANIZATION", "Lab founded in 2015."),
+        Entity("Vela Quorin", "PERSON", "Leads the AI team at Brannoch Works."),
+        Entity("Brannoch Works", "ORGANIZATION", "Lab founded in 2015."),
     ],
-    relations=[Relation("Sarah Chen", "Acme Labs", "works at, leads", "Chen leads its AI team.", 1.0)],
-    attributes=[Attribute("Acme Labs", "founded_year", "2015", 1.0)],
+    relations=[Relation("Vela Quorin", "Brannoch Works", "works at, leads", "Quorin leads its AI team.", 1.0)],
+    attributes=[Attribute("Brannoch Works", "founded_year", "2015", 1.0)],
 )
 _EXAMPLE_OUTPUT = tuple_format.render(_EXAMPLE)
 _EXAMPLE_TYPES = frozenset(e.type for e in _EXAMPLE.entities)
 _TUPLE_TEMPLATES = tuple_format.templates()
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(str(a).split()).casefold() == " ".join(str(b).split()).casefold()
+
+
+def drop_example_copies(parsed: ParsedOutput) -> ParsedOutput:
+    """The answer without the records that copy the prompt's worked example (an entity with its name and
+    description, a relation with its ends and description, an attribute with its entity, key and value),
+    even when the text happens to hold the name; ``example_copies`` counts them."""
+    entities = [e for e in parsed.entities
+                if not any(_same(e.name, x.name) and _same(e.description, x.description) for x in _EXAMPLE.entities)]
+    relations = [r for r in parsed.relations if not any(
+        _same(r.source, x.source) and _same(r.target, x.target) and _same(r.description, x.description)
+        for x in _EXAMPLE.relations)]
+    attributes = [a for a in parsed.attributes if not any(
+        _same(a.entity, x.entity) and _same(a.key, x.key) and _same(a.value, x.value) for x in _EXAMPLE.attributes)]
+    dropped = parsed.record_count - len(entities) - len(relations) - len(attributes)
+    parsed.entities, parsed.relations, parsed.attributes = entities, relations, attributes
+    parsed.example_copies += dropped
+    return parsed
 
 
 def _clip(s: str, limit: int) -> str:

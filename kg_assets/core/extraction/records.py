@@ -50,11 +50,15 @@ class ParsedOutput:
     complete: bool = False  # the terminator was seen (tuple) / the response validated (structured)
     nothing_missing: bool = False  # terminator and no record at all: a gleaning pass may stop
     more_requested: bool = False  # the model said records remain (<|CONTINUE|> / more=true)
+    echoed_lines: int = 0  # lines that repeat the prompt (its template lines, its instructions)
+    example_copies: int = 0  # records that copied the prompt's example, dropped
+    degenerate: str | None = None  # why the answer looks like a loop or an echo of the prompt, if it does
 
     @property
     def needs_gleaning(self) -> bool:
-        """A follow-up pass is needed: the answer was cut, had unparseable records, or said more remain."""
-        return self.more_requested or not self.complete or bool(self.bad_lines)
+        """A follow-up pass is needed: the answer was cut, had unparseable records, or said more remain; never
+        after a degenerate answer (a loop or an echo of the prompt), which another request would repeat."""
+        return (self.more_requested or not self.complete or bool(self.bad_lines)) and self.degenerate is None
 
     @property
     def record_count(self) -> int:

@@ -99,6 +99,7 @@ _KIND_RE = re.compile(  # a record kind followed by some field separator: a fail
     rf"^\s*\(?\s*[\"'`]?(?:{_KIND_NAMES})[\"'`]?\s*(?:<|\||\t|,)", re.IGNORECASE
 )
 _PIPE_RE = re.compile(rf"^\s*[\"'`]?(?:{_KIND_NAMES})[\"'`]?\s*\|", re.IGNORECASE)
+_TEMPLATES = frozenset(kind.template.casefold() for kind in KINDS)
 _QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "«": "»"}
 
 
@@ -153,7 +154,49 @@ def _parse_record(line: str, gleaning_pass: int) -> tuple[RecordKind, Entity | R
     return kind, kind.record(**values, gleaning_pass=gleaning_pass), len(given) == len(kind.fields)
 
 
-def parse_tuples(raw: str, *, gleaning_pass: int = 0) -> ParsedOutput:
+def _is_placeholder(kind: RecordKind, record: Entity | Relation | Attribute) -> bool:
+    """The record is the format's template line copied (``entity<|#|>NAME<|#|>TYPE…``): an echo of the prompt."""
+    required = kind.fields[: kind.required]
+    return all(str(getattr(record, f)).strip().upper() == f.upper() for f in required[:2])
+
+
+def _terminator(raw: str) -> re.Match | None:
+    """The first terminator that ends the answer: on a line of its own, or ending a record line. One inside
+    prose ("… nothing else, then <|COMPLETE|> (<|CONTINUE|> if …", an echoed instruction) ends nothing."""
+    for m in _TERMINATOR_RE.finditer(raw):
+        start = raw.rfind("\n", 0, m.start()) + 1
+        end = raw.find("\n", m.end())
+        before, after = raw[start: m.start()], raw[m.end(): len(raw) if end < 0 else end]
+        if after.strip().strip("`").strip():
+            continue
+        head = _LINE_PREFIX_RE.sub("", before, count=1).strip().strip("`").strip()
+        if not head or (_DELIM_RE.search(head) is not None and _KIND_RE.match(head) is not None) or head.endswith(
+                RECORD_SEPARATOR):
+            return m
+    return None
+
+
+LOOP_LINE_REPEATS = 3  # a line given this many times in an unfinished answer: the model is looping
+_LOOP_TAIL_CHARS = 1200
+_PHRASE_LOOP_RE = re.compile(r"(\S.{1,79}?)(?:\s*\1){7,}\s*$", re.S)  # a phrase 8+ times in a row ending the answer
+
+
+def repetition(raw: str) -> str | None:
+    """Why an answer looks like a loop (a line repeated, or a phrase repeating up to the end), or None."""
+    counts: dict[str, int] = {}
+    for line in raw.splitlines():
+        key = " ".join(line.split()).casefold()
+        if len(key) >= 3 and _TERMINATOR_RE.fullmatch(key) is None:
+            counts[key] = counts.get(key, 0) + 1
+            if counts[key] >= LOOP_LINE_REPEATS:
+                return f"a line repeated {LOOP_LINE_REPEATS} times: {line.strip()[:80]!r}"
+    loop = _PHRASE_LOOP_RE.search(raw[-_LOOP_TAIL_CHARS:])
+    if loop and len(loop.group(0)) >= 120:  # not a rule of dashes ending a cut answer
+        return "a phrase repeating to the end of the answer"
+    return None
+
+
+def parse_tuples(raw: str, *, gleaning_pass: int = 0, truncated: bool = False) -> ParsedOutput:
     """Parse a tuple-format answer line by line, keeping every valid record.
 
     Tolerated: surrounding whitespace, list numbering or bullets, Markdown code fences, quotes or
@@ -163,17 +206,25 @@ def parse_tuples(raw: str, *, gleaning_pass: int = 0) -> ParsedOutput:
     without any delimiter are ignored. Without a terminator, a relation/attribute on a last line that
     does not end with a newline and lacks its optional trailing field (strength, confidence) is treated
     as cut off (bad): the answer was probably truncated by the token limit. A valid last entity line is
-    kept (its name and type are whole). Parsing stops at ``<|COMPLETE|>``.
+    kept (its name and type are whole). Parsing stops at ``<|COMPLETE|>`` on a line of its own or ending a
+    record line; one inside prose (an echoed instruction) is no terminator.
+
+    ``truncated`` (the server's finish_reason was "length"): the answer was cut by the token cap, so it is
+    not complete whatever it holds. A record that is the template line (``entity<|#|>NAME<|#|>TYPE…``) is an
+    echo of the prompt: counted in ``echoed_lines``, neither a record nor a bad line. ``degenerate`` says why
+    an unfinished answer looks like a loop (:func:`repetition`).
     """
     out = ParsedOutput()
     if not raw:
         return out
-    m = _TERMINATOR_RE.search(raw)
+    m = _terminator(raw)
     body = raw[: m.start()] if m else raw
-    out.complete = m is not None
+    out.complete = m is not None and not truncated
     out.more_requested = m is not None and m.group(1).upper() == _CONTINUE_WORD
+    if not out.complete:
+        out.degenerate = repetition(body)
     lines = body.splitlines()
-    cut_off = not out.complete and bool(lines) and not raw.endswith(("\n", "\r"))
+    cut_off = m is None and bool(lines) and (truncated or not raw.endswith(("\n", "\r")))
     for li, line in enumerate(lines):
         if not line.strip() or line.lstrip().startswith("```"):
             continue
@@ -184,6 +235,9 @@ def parse_tuples(raw: str, *, gleaning_pass: int = 0) -> ParsedOutput:
             is_record_like = _DELIM_RE.search(piece) is not None or _KIND_RE.match(piece) is not None
             if not is_record_like:
                 continue  # prose ("Here are the entities:") is not a failed record
+            if piece.casefold() in _TEMPLATES:  # the prompt's template line, copied
+                out.echoed_lines += 1
+                continue
             parsed = _parse_record(piece, gleaning_pass)
             if parsed is not None and not parsed[2] and cut_off and li == len(lines) - 1 and pi == len(pieces) - 1:
                 parsed = None  # the answer stopped inside this record: a field may be cut
@@ -191,6 +245,10 @@ def parse_tuples(raw: str, *, gleaning_pass: int = 0) -> ParsedOutput:
                 out.bad_lines.append(piece)
                 continue
             kind, record, _ = parsed
+            if _is_placeholder(kind, record):
+                out.echoed_lines += 1
+                continue
             getattr(out, _BUCKET[kind.name]).append(record)
-    out.nothing_missing = out.complete and out.record_count == 0 and not out.bad_lines and not out.more_requested
+    out.nothing_missing = (out.complete and out.record_count == 0 and not out.bad_lines and not out.more_requested
+                           and not out.echoed_lines)
     return out

@@ -37,6 +37,7 @@ from kg_assets.core.extraction.prompts import (
     build_gleaning_messages,
     build_messages,
     count_message_tokens,
+    drop_example_copies,
     from_structured,
     prompt_hash,
 )
@@ -55,6 +56,7 @@ from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
 from kg_assets.core.extraction.working_memory import WorkingMemory
 from kg_assets.core.files.pdf_figures import Figure, pdf_figures
 from kg_assets.core.normalize import stable_hash
+from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
 from kg_assets.extractors.base import settings_digest
 from kg_assets.storage.llm_cache import LLMCache
 from kg_assets.settings import LLMSettings
@@ -74,8 +76,53 @@ class ExtractionTool(ExtractionOut, instructor.OpenAISchema):
     model_config = ConfigDict(title=ExtractionOut.__name__)  # the tool the model sees keeps its name
 
 
+try:  # the HTTP library's timeouts, as the openai client catches them
+    from openai._httpx2 import timeout_exceptions as _timeout_exceptions
+
+    _TIMEOUTS: tuple[type[BaseException], ...] = _timeout_exceptions()
+except ImportError:  # other openai versions use httpx itself
+    import httpx
+
+    _TIMEOUTS = (httpx.TimeoutException,)
+
+
+class _Client(openai.AsyncOpenAI):
+    """The openai client, except that a request that timed out is never sent again.
+
+    The client's own retries (429, 5xx, dropped connections, with backoff and Retry-After) still apply, but
+    a timeout means the model takes longer than KG_LLM_TIMEOUT_S; a server that is still computing the
+    answer (a local llama.cpp, Ollama or vLLM keeps going after the client gave up) would get the same
+    request again behind it, and the retry would time out too. The chunk fails, naming the setting to raise,
+    and the next run asks again. (An OpenAIError raised here is passed on by the client without a retry.)"""
+
+    async def _send_request(self, request, **kwargs):
+        try:
+            return await super()._send_request(request, **kwargs)
+        except _TIMEOUTS as exc:
+            error = openai.APITimeoutError(request=request)
+            error.attempts = int(request.headers.get("x-stainless-retry-count") or 0) + 1
+            raise error from exc
+
+
 class ParseFailure(ValueError):
     """The model answered, but nothing usable could be read from the answer."""
+
+    status = "parse_error"  # the call's status in kg.llm_calls
+
+
+class EmptyAnswer(ParseFailure):
+    """An answer without any record that does not say there is none either: blank (tuple), or `{ }` with every
+    field left out to its default (structured, first pass). The model gave nothing, which is
+    a failure, never an extraction of nothing; not cached, so a rerun asks again. (``<|COMPLETE|>`` alone and
+    empty lists are the prompt's own way to say that a text names nothing: those are answers.)"""
+
+    status = "empty"
+
+
+class DegenerateAnswer(ParseFailure):
+    """An answer that loops (repeats lines or a phrase) or echoes the prompt, and holds no record."""
+
+    status = "degenerate"
 
 
 @dataclass(frozen=True)
@@ -111,7 +158,10 @@ class LLMExtractor:
     # off places and organisations behind a title of two words ("Prime Minister Silvio Berlusconi" typed LOCATION),
     # off the end of a byline's name ("Kyle James Editor"), and a body before a title is no name ("US Secretary");
     # working memory and gleaning list only the names that made rows; relation keywords a list
-    code_version = "llm-5"
+    # 6: an answer cut by the token cap is never complete, a terminator inside prose ends nothing, records
+    # copying the prompt's example or its template lines are dropped, an answer that says nothing fails
+    code_version = "llm-6"
+    example_copies_dropped = 0  # in the last extract(): records that copied the prompt's example, dropped
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
                  stage_timer: StageTimer | None = None):
@@ -124,6 +174,7 @@ class LLMExtractor:
         # Everything else that changes the rows: the prompt's types and cap, the request and the sanitizer.
         digest = settings_digest(
             entity_types=self.entity_types, temperature=s.temperature, max_completion_tokens=s.max_completion_tokens,
+            completion_ratio=s.completion_ratio,
             unknown_types=s.unknown_types, orphan_relations=s.orphan_relations, max_entities=s.max_entities,
             max_relations=s.max_relations, max_attributes=s.max_attributes,
             working_memory_tokens=s.working_memory_tokens,
@@ -138,6 +189,7 @@ class LLMExtractor:
         if chunks.height == 0:
             return ExtractionResult.empty()
         self._calls: list[dict] = []
+        self.example_copies_dropped = 0  # in answers kept or failed (the extraction's asset metadata)
         rows = list(chunks.iter_rows(named=True))
         # how many figure chunks will still ask for each PDF's figures: its parsed images go when none will
         self._figure_chunks_left = Counter(r["document_path"] for r in rows if r.get("kind") == "figure")
@@ -171,7 +223,7 @@ class LLMExtractor:
 
     async def _session(self, work, items, cache: LLMCache):
         s = self.settings
-        self._client = openai.AsyncOpenAI(
+        self._client = _Client(
             base_url=s.base_url, api_key=s.api_key or "not-needed", timeout=s.timeout_s, max_retries=s.max_retries
         )
         self._structured = None
@@ -198,6 +250,15 @@ class LLMExtractor:
         """A gleaning request for one chunk: ``found`` (name, type) pairs, ``failed`` unparsed lines."""
         return build_gleaning_messages(row["text"], found_entities=found, failed_lines=failed,
                                        **self._prompt_context(row, known))
+
+    def completion_budget(self, row: dict) -> int:
+        """max_tokens of the chunk's extraction requests: sized to its text (KG_LLM_COMPLETION_RATIO), so a
+        model that loops stops after a few times the chunk's tokens, never later than KG_LLM_MAX_COMPLETION_TOKENS."""
+        return self.settings.completion_budget(len(encoding(DEFAULT_ENCODING).encode_ordinary(row["text"] or "")))
+
+    def chunk_params(self, row: dict) -> dict[str, object]:
+        """The parameters of the chunk's extraction requests (part of their cache key)."""
+        return {**self.settings.params, "max_tokens": self.completion_budget(row)}
 
     def _prompt_context(self, row: dict, known: Sequence[tuple[str, str]]) -> dict:
         s = self.settings
@@ -231,8 +292,8 @@ class LLMExtractor:
         s = self.settings
 
         def cached(messages: list[dict], gleaning_pass: int):
-            hit = cache.get(prompt_hash(messages, s.model, s.params))
-            return None if hit is None else self._parse(hit["content"], gleaning_pass, False)
+            hit = cache.get(prompt_hash(messages, s.model, self.chunk_params(row)))
+            return None if hit is None else self._parse(hit["content"], gleaning_pass, False, messages)
 
         try:
             first = cached(self.first_pass_messages(row, remembered), 0)
@@ -241,6 +302,8 @@ class LLMExtractor:
             passes = [(0, first)]
             for gleaning in range(1, s.max_gleanings + 1):
                 if s.gleaning == "auto" and not passes[-1][1].needs_gleaning:
+                    break
+                if passes[-1][1].degenerate:  # `_chunk` never gleans after a loop or an echo
                     break
                 so_far = _sanitized(merge_passes([p for _, p in passes]), self)
                 found = _row_names(row_records(so_far, row["text"]), row)  # as `_chunk` shows them
@@ -313,9 +376,12 @@ class LLMExtractor:
             row = state.row
             with self._stage("build prompt"):
                 messages = self.first_pass_messages(row, remembered)
-            parsed = await self._ask(messages, _where(row, 0), self._parse)
+            budget = self.completion_budget(row)
+            parsed = await self._ask(messages, _where(row, 0), self._parser(messages), max_tokens=budget)
             state.passes.append((0, parsed))
             for gleaning in range(1, s.max_gleanings + 1):
+                if state.passes[-1][1].degenerate:  # a loop or an echo: asking again repeats it
+                    break
                 if s.gleaning == "auto" and not state.passes[-1][1].needs_gleaning:
                     break
                 failed = [line for _, p in state.passes[-1:] for line in p.bad_lines]
@@ -324,7 +390,7 @@ class LLMExtractor:
                     found = _row_names(row_records(so_far, row["text"]), row)
                     messages = self.gleaning_messages(row, found, failed, remembered)
                 known = _record_keys(state.passes)
-                more = await self._ask(messages, _where(row, gleaning), self._parse)
+                more = await self._ask(messages, _where(row, gleaning), self._parser(messages), max_tokens=budget)
                 state.passes.append((gleaning, more))
                 # Stop when the model says nothing is missing, or repeats only what was already found.
                 if more.nothing_missing or _record_keys([(gleaning, more)]) <= known:
@@ -365,16 +431,21 @@ class LLMExtractor:
                 self._pdf_figures.pop(path, None)
 
     async def _ask(self, messages: list[dict], where: dict, parse, plain_text: bool = False,
-                   tool: ToolRequest | None = None, vision: bool = False):
+                   tool: ToolRequest | None = None, vision: bool = False, max_tokens: int | None = None):
         """One cached request: `parse(content, gleaning_pass, truncated)` turns the answer into a result.
 
         With `tool`, the answer is that instructor tool's arguments (JSON text), whatever KG_LLM_FORMAT says.
-        With `vision`, the request goes to KG_VISION_MODEL (plain text) and is logged as output format 'vision'."""
+        With `vision`, the request goes to KG_VISION_MODEL (plain text) and is logged as output format 'vision'.
+        `max_tokens`: the answer's cap (a chunk's budget), else KG_LLM_MAX_COMPLETION_TOKENS."""
         s = self.settings
         model = s.vision_model if vision else s.model
         structured = tool is not None or (self._structured is not None and not plain_text)
+        max_tokens = max_tokens or s.max_completion_tokens
+        params = tool.params(s) if tool else s.params
+        if max_tokens != s.max_completion_tokens:
+            params = {**params, "max_tokens": max_tokens}
         with self._stage("hash prompt"):
-            key = prompt_hash(messages, model, tool.params(s) if tool else s.params)
+            key = prompt_hash(messages, model, params)
         output_format = tool.output_format if tool else "vision" if vision else "text" if plain_text else s.output_format
         prompt_version = tool.prompt_version if tool else FIGURE_PROMPT_VERSION if vision else PROMPT_VERSION
         call = {
@@ -391,16 +462,20 @@ class LLMExtractor:
                 with self._stage("parse answer"):
                     return parse(cached["content"], where["gleaning_pass"], False)
             content, prompt_tokens, completion_tokens, truncated = await self._request(
-                messages, call, structured, tool.response_model if tool else ExtractionTool, model)
+                messages, call, structured, tool.response_model if tool else ExtractionTool, model, max_tokens)
             call.update(status="ok", prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                         cost_usd=s.cost(prompt_tokens, completion_tokens))
             with self._stage("parse answer"):
                 result = parse(content, where["gleaning_pass"], truncated)
+            self.example_copies_dropped += getattr(result, "example_copies", 0)
+            if getattr(result, "degenerate", None):  # a loop or an echo that still held records: kept, noted
+                call.update(status="degenerate", error=f"degenerate answer, records kept: {result.degenerate}"[:500])
             with self._stage("cache"):
                 self._cache.put(key, model, content, prompt_tokens, completion_tokens, _now())
             return result
         except ParseFailure as exc:
-            call.update(status="parse_error", error=str(exc)[:500],
+            self.example_copies_dropped += getattr(exc, "example_copies", 0)
+            call.update(status=exc.status, error=str(exc)[:500],
                         cost_usd=s.cost(call["prompt_tokens"], call["completion_tokens"]))
             with self._stage("cache"):
                 self._cache.forget(key)  # never serve an unusable answer from the cache
@@ -416,11 +491,12 @@ class LLMExtractor:
 
     async def _request(self, messages: list[dict], call: dict, structured: bool,
                        response_model: type[instructor.OpenAISchema] = ExtractionTool,
-                       model: str | None = None) -> tuple[str, int, int, bool]:
+                       model: str | None = None, max_tokens: int | None = None) -> tuple[str, int, int, bool]:
         s = self.settings
         model = model or s.model
+        max_tokens = max_tokens or s.max_completion_tokens
         if self._tpm is not None:
-            estimate = count_message_tokens(messages) + s.max_completion_tokens
+            estimate = count_message_tokens(messages) + max_tokens
             await self._tpm.acquire(min(estimate, s.tokens_per_minute))
         if self._rpm is not None:
             await self._rpm.acquire()
@@ -430,38 +506,76 @@ class LLMExtractor:
                 self._cache.log_call({**call, "status": "sent", "created_at": _now()})
             started = time.perf_counter()
             try:
-                if structured:
-                    try:
-                        _, completion = await self._tools.chat.completions.create_with_completion(
-                            model=model, messages=messages, response_model=response_model, max_retries=0,
-                            temperature=s.temperature, max_tokens=s.max_completion_tokens,
-                        )
-                    except InstructorError as exc:
-                        raise _structured_failure(exc, call) from exc
-                    message = completion.choices[0].message
-                    content = message.tool_calls[0].function.arguments if message.tool_calls else (message.content or "")
-                else:
-                    completion = await self._client.chat.completions.create(
-                        model=model, messages=messages, temperature=s.temperature, max_tokens=s.max_completion_tokens,
-                    )
-                    content = completion.choices[0].message.content or ""
+                completion, content = await self._send(messages, call, structured, response_model, model, max_tokens)
+            except openai.APITimeoutError as exc:
+                raise _explained_timeout(exc, s.timeout_s)  # the same error, its message explained
             finally:
                 call["latency_ms"] = (time.perf_counter() - started) * 1000
         usage = completion.usage
         truncated = completion.choices[0].finish_reason == "length"
         return content, int(usage.prompt_tokens if usage else 0), int(usage.completion_tokens if usage else 0), truncated
 
-    def _parse(self, content: str, gleaning_pass: int, truncated: bool) -> ParsedOutput:
+    def _parser(self, messages: list[dict]):
+        return lambda content, gleaning_pass, truncated: self._parse(content, gleaning_pass, truncated, messages)
+
+    async def _send(self, messages: list[dict], call: dict, structured: bool,
+                    response_model: type[instructor.OpenAISchema], model: str, max_tokens: int):
+        """One request sent (the client's retries included): the completion and its content."""
+        s = self.settings
+        if structured:
+            try:
+                _, completion = await self._tools.chat.completions.create_with_completion(
+                    model=model, messages=messages, response_model=response_model, max_retries=0,
+                    temperature=s.temperature, max_tokens=max_tokens,
+                )
+            except InstructorError as exc:
+                raise _structured_failure(exc, call) from exc
+            message = completion.choices[0].message
+            return completion, message.tool_calls[0].function.arguments if message.tool_calls else (message.content or "")
+        completion = await self._client.chat.completions.create(
+            model=model, messages=messages, temperature=s.temperature, max_tokens=max_tokens,
+        )
+        return completion, completion.choices[0].message.content or ""
+
+    def _parse(self, content: str, gleaning_pass: int, truncated: bool, messages: Sequence[dict] = ()) -> ParsedOutput:
+        """One extraction answer read. Cut by the token cap (``truncated``): not complete, whatever it holds.
+        Records copying the prompt's example are dropped (counted). Raises EmptyAnswer for a first answer
+        without any record, DegenerateAnswer for a loop or an echo of the prompt without any record, and
+        ParseFailure for an answer that cannot be read."""
+        said_nothing = False  # no record and no statement that there is none
         if self.settings.output_format == "structured":
             try:
-                return from_structured(ExtractionOut.model_validate_json(content), gleaning_pass=gleaning_pass)
+                out = ExtractionOut.model_validate_json(content)
             except ValueError as exc:
                 raise ParseFailure(f"structured output did not validate: {str(exc)[:300]}") from exc
-        parsed = parse_tuples(content, gleaning_pass=gleaning_pass)
-        if not parsed.complete and not (parsed.entities or parsed.relations or parsed.attributes):
-            reason = "truncated" if truncated else f"no records and no {COMPLETE}"
-            raise ParseFailure(f"unparseable tuple output ({reason}; {len(parsed.bad_lines)} bad lines)")
-        return parsed
+            parsed = from_structured(out, gleaning_pass=gleaning_pass)
+            said_nothing = not ({"entities", "relations", "attributes"} & out.model_fields_set)  # `{ }`: all defaults
+        else:
+            parsed = parse_tuples(content, gleaning_pass=gleaning_pass, truncated=truncated)
+        if truncated:
+            parsed.complete = parsed.nothing_missing = False
+        drop_example_copies(parsed)
+        echo = _echoed_prompt_lines(content, messages) + parsed.echoed_lines
+        if echo and parsed.degenerate is None:
+            parsed.degenerate = f"the answer repeats {echo} line{'s' * (echo != 1)} of the prompt"
+        if parsed.record_count:
+            return parsed
+        if parsed.degenerate or parsed.example_copies:
+            failure = DegenerateAnswer(
+                f"degenerate answer without a record: {parsed.degenerate}" + (" (cut by the token cap)" if truncated else "")
+                if parsed.degenerate else f"the answer only copied the prompt's example ({parsed.example_copies} records)")
+            failure.example_copies = parsed.example_copies
+            raise failure
+        if self.settings.output_format == "tuple" and not parsed.complete:
+            if not content.strip():
+                said_nothing = True  # blank (prose or JSON without a record is unreadable: a parse error)
+            else:
+                reason = "truncated" if truncated else f"no records and no {COMPLETE}"
+                raise ParseFailure(f"unparseable tuple output ({reason}; {len(parsed.bad_lines)} bad lines)")
+        if said_nothing and (gleaning_pass == 0 or self.settings.output_format == "tuple"):
+            what = "{ }, every field left out" if self.settings.output_format == "structured" else "blank"
+            raise EmptyAnswer(f"empty answer: {what} ({len(content.strip())} characters)")
+        return parsed  # "nothing here" said explicitly: <|COMPLETE|> alone, or empty lists
 
     # ---- results -----------------------------------------------------------------------------
     def _frames(self, states: Sequence[_ChunkState]) -> ExtractionResult:
@@ -523,6 +637,28 @@ def _structured_failure(exc: InstructorError, call: dict) -> Exception:
     if usage is not None:
         call.update(prompt_tokens=int(usage.prompt_tokens or 0), completion_tokens=int(usage.completion_tokens or 0))
     return ParseFailure(f"structured output did not validate: {type(exc).__name__}: {str(exc)[:300]}")
+
+
+ECHO_MIN_CHARS = 25  # an answer line this long found verbatim among the prompt's lines is an echo
+
+
+def _echoed_prompt_lines(content: str, messages: Sequence[dict]) -> int:
+    """How many lines of the answer repeat a line of the system prompt (its instructions, templates or example)."""
+    if not messages:
+        return 0
+    prompt = {" ".join(line.split()) for line in str(messages[0].get("content") or "").splitlines()}
+    return sum(1 for line in content.splitlines()
+               if len(key := " ".join(line.split())) >= ECHO_MIN_CHARS and key in prompt)
+
+
+def _explained_timeout(exc: openai.APITimeoutError, timeout_s: float) -> openai.APITimeoutError:
+    """The timeout error with what it stands for: the setting, the attempts made and what to do."""
+    attempts = getattr(exc, "attempts", 1)
+    message = (f"no answer within KG_LLM_TIMEOUT_S={timeout_s:g} s ({attempts} attempt{'s' * (attempts != 1)}; a "
+               "request that timed out is not resent, the server may still be computing it): raise KG_LLM_TIMEOUT_S "
+               "for a slow or local model (docs/llm.md, local models)")
+    exc.message, exc.args = message, (message,)
+    return exc
 
 
 def _where(row: dict, gleaning_pass: int) -> dict:
