@@ -153,9 +153,9 @@ def test_gazetteer_event_and_location_cues():
 def test_every_country_is_a_location_wherever_it_stands():
     # ISO 3166 names (pycountry), the inverted ones cut to their head; before, a country that no preposition
     # marked ("Lebanon agreed ...", "Portugal and Chile") was OTHER unless it was one of the few dozen listed
-    text = "Lebanon agreed to the plan. Portugal and Chile signed it, and Iran objected."
+    text = "Lebanon agreed to the plan. Portugal and Chile signed it, and Iran objected. Turkey abstained."
     types = dict(extract(text).mentions.select("name", "entity_type").iter_rows())
-    assert {types[c] for c in ("Lebanon", "Portugal", "Chile", "Iran")} == {"LOCATION"}, types
+    assert {types[c] for c in ("Lebanon", "Portugal", "Chile", "Iran", "Turkey")} == {"LOCATION"}, types
 
 
 def test_custom_gazetteer_and_entity_types():

@@ -202,7 +202,9 @@ def _country_names() -> set[str]:
     head ("Iran, Islamic Republic of" -> "Iran", "Falkland Islands (Malvinas)" -> "Falkland Islands")."""
     import pycountry
 
-    names = set()
+    # English short names that ISO spells otherwise (Türkiye, Russian Federation, Côte d'Ivoire ...) or lacks (Kosovo)
+    names = {"Turkey", "Russia", "Ivory Coast", "Cape Verde", "Brunei", "Burma", "East Timor", "Vatican", "Macedonia",
+             "Swaziland", "Kosovo"}
     for country in pycountry.countries:
         for field in ("name", "common_name", "official_name"):
             value = getattr(country, field, None)
