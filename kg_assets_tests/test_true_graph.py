@@ -223,3 +223,13 @@ def test_a_lone_word_the_corpus_writes_as_a_given_name_or_a_place_is_no_surname_
                           ("d4", "Washington", X)))
     assert not same(c, ("Washington", P), ("George Washington", P))
     assert not same(c, ("Washington", X), ("George Washington", P))
+
+
+def test_an_untyped_full_name_the_corpus_mostly_reads_as_a_person_is_that_person():
+    # "Lena Ortiz" typed PERSON in three documents, untyped in two others, never with her surname alone
+    c = clusters(mentions(("d1", "Lena Ortiz", P), ("d2", "Lena Ortiz", P), ("d3", "Lena Ortiz", P),
+                          ("d4", "Lena Ortiz", X), ("d5", "Lena Ortiz", X)))
+    assert same(c, ("Lena Ortiz", X), ("Lena Ortiz", P))
+    # read as a person in one document only, untyped in more: no evidence ("Doctor Who" the show)
+    c = clusters(mentions(("d1", "Doctor Who", P), ("d2", "Doctor Who", X), ("d3", "Doctor Who", X)))
+    assert not same(c, ("Doctor Who", X), ("Doctor Who", P))

@@ -41,9 +41,19 @@ def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.Dat
                          & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}")).select("key", "surname").unique()
              .join(untyped.select("idx", "key"), on="key").join(node_docs, on="idx")
              .join(lone, on=["surname", "doc"], how="semi").select("key").unique())
+    # ... or the corpus itself reads the name as a person's in at least two documents and in no fewer than it
+    # leaves it untyped ("Lena Ortiz", PERSON in six documents, untyped in four); "Doctor Who", a person in one
+    # document and untyped in two, stays the show
+    docs_of = lambda frame: frame.select("key", "idx").join(node_docs, on="idx").group_by("key").agg(  # noqa: E731
+        pl.col("doc").n_unique().alias("docs"))
+    read_as_person = (docs_of(full.filter(~pl.col("key").str.contains(ORDINAL_FIRST)
+                                          & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}")))
+                      .join(docs_of(untyped).rename({"docs": "untyped_docs"}), on="key")
+                      .filter((pl.col("docs") >= 2) & (pl.col("docs") >= pl.col("untyped_docs"))).select("key"))
     confirmed = pl.concat([
         full.join(node_docs, on="idx").join(surname_docs, on=["surname", "doc"], how="semi").select("key"),
         named,
+        read_as_person,
     ]).unique().join(full.select("key", "idx"), on="key").group_by("key").agg(pl.col("idx").min().alias("target"))
     other = untyped.select("idx", "key").join(confirmed, on="key")
     shared = (other.join(node_docs, on="idx")
