@@ -37,8 +37,6 @@ from kg_assets.core.extraction.prompts import (
     build_gleaning_messages,
     build_messages,
     count_message_tokens,
-    drop_example_copies,
-    from_structured,
     prompt_hash,
 )
 from kg_assets.core.extraction.records import ParsedOutput, merge_passes
@@ -52,12 +50,17 @@ from kg_assets.core.extraction.rows import (
     row_names,
 )
 from kg_assets.core.extraction.sanitize import row_records, sanitize
-from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
 from kg_assets.core.extraction.working_memory import WorkingMemory
 from kg_assets.core.files.pdf_figures import Figure, pdf_figures
 from kg_assets.core.normalize import stable_hash
 from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
 from kg_assets.extractors.base import settings_digest
+from kg_assets.extractors.llm.answers import (
+    ParseFailure,
+    plain_text_answer,
+    structured_failure,
+    read_extraction_answer,
+)
 from kg_assets.storage.llm_cache import LLMCache
 from kg_assets.settings import LLMSettings
 
@@ -102,27 +105,6 @@ class _Client(openai.AsyncOpenAI):
             error = openai.APITimeoutError(request=request)
             error.attempts = int(request.headers.get("x-stainless-retry-count") or 0) + 1
             raise error from exc
-
-
-class ParseFailure(ValueError):
-    """The model answered, but nothing usable could be read from the answer."""
-
-    status = "parse_error"  # the call's status in kg.llm_calls
-
-
-class EmptyAnswer(ParseFailure):
-    """An answer without any record that does not say there is none either: blank (tuple), or `{ }` with every
-    field left out to its default (structured, first pass). The model gave nothing, which is
-    a failure, never an extraction of nothing; not cached, so a rerun asks again. (``<|COMPLETE|>`` alone and
-    empty lists are the prompt's own way to say that a text names nothing: those are answers.)"""
-
-    status = "empty"
-
-
-class DegenerateAnswer(ParseFailure):
-    """An answer that loops (repeats lines or a phrase) or echoes the prompt, and holds no record."""
-
-    status = "degenerate"
 
 
 @dataclass(frozen=True)
@@ -360,7 +342,7 @@ class LLMExtractor:
         async def one(key: str, messages: list[dict]) -> tuple[str, str | None]:
             try:
                 return key, await self._ask(messages, {"chunk_id": None, "document_id": None, "gleaning_pass": None},
-                                            _plain_text, plain_text=True)
+                                            plain_text_answer, plain_text=True)
             except (openai.APIError, ParseFailure):
                 return key, None  # logged in the call log; the caller keeps its deterministic text
 
@@ -414,7 +396,7 @@ class LLMExtractor:
         if figure is None or stable_hash(row["text"], figure.image_sha256) != row["content_hash"]:
             raise ParseFailure("the PDF changed after it was chunked: the figure's image is not the one chunked")
         messages = figure_messages(row["text"], figure.image, figure.media_type)
-        return await self._ask(messages, {**_where(row, 0), "gleaning_pass": None}, _plain_text, plain_text=True,
+        return await self._ask(messages, {**_where(row, 0), "gleaning_pass": None}, plain_text_answer, plain_text=True,
                                vision=True)
 
     async def _figures_of(self, path: str) -> list[Figure]:
@@ -529,7 +511,7 @@ class LLMExtractor:
                     temperature=s.temperature, max_tokens=max_tokens,
                 )
             except InstructorError as exc:
-                raise _structured_failure(exc, call) from exc
+                raise structured_failure(exc, call) from exc
             message = completion.choices[0].message
             return completion, message.tool_calls[0].function.arguments if message.tool_calls else (message.content or "")
         completion = await self._client.chat.completions.create(
@@ -538,44 +520,7 @@ class LLMExtractor:
         return completion, completion.choices[0].message.content or ""
 
     def _parse(self, content: str, gleaning_pass: int, truncated: bool, messages: Sequence[dict] = ()) -> ParsedOutput:
-        """One extraction answer read. Cut by the token cap (``truncated``): not complete, whatever it holds.
-        Records copying the prompt's example are dropped (counted). Raises EmptyAnswer for a first answer
-        without any record, DegenerateAnswer for a loop or an echo of the prompt without any record, and
-        ParseFailure for an answer that cannot be read."""
-        said_nothing = False  # no record and no statement that there is none
-        if self.settings.output_format == "structured":
-            try:
-                out = ExtractionOut.model_validate_json(content)
-            except ValueError as exc:
-                raise ParseFailure(f"structured output did not validate: {str(exc)[:300]}") from exc
-            parsed = from_structured(out, gleaning_pass=gleaning_pass)
-            said_nothing = not ({"entities", "relations", "attributes"} & out.model_fields_set)  # `{ }`: all defaults
-        else:
-            parsed = parse_tuples(content, gleaning_pass=gleaning_pass, truncated=truncated)
-        if truncated:
-            parsed.complete = parsed.nothing_missing = False
-        drop_example_copies(parsed)
-        echo = _echoed_prompt_lines(content, messages) + parsed.echoed_lines
-        if echo and parsed.degenerate is None:
-            parsed.degenerate = f"the answer repeats {echo} line{'s' * (echo != 1)} of the prompt"
-        if parsed.record_count:
-            return parsed
-        if parsed.degenerate or parsed.example_copies:
-            failure = DegenerateAnswer(
-                f"degenerate answer without a record: {parsed.degenerate}" + (" (cut by the token cap)" if truncated else "")
-                if parsed.degenerate else f"the answer only copied the prompt's example ({parsed.example_copies} records)")
-            failure.example_copies = parsed.example_copies
-            raise failure
-        if self.settings.output_format == "tuple" and not parsed.complete:
-            if not content.strip():
-                said_nothing = True  # blank (prose or JSON without a record is unreadable: a parse error)
-            else:
-                reason = "truncated" if truncated else f"no records and no {COMPLETE}"
-                raise ParseFailure(f"unparseable tuple output ({reason}; {len(parsed.bad_lines)} bad lines)")
-        if said_nothing and (gleaning_pass == 0 or self.settings.output_format == "tuple"):
-            what = "{ }, every field left out" if self.settings.output_format == "structured" else "blank"
-            raise EmptyAnswer(f"empty answer: {what} ({len(content.strip())} characters)")
-        return parsed  # "nothing here" said explicitly: <|COMPLETE|> alone, or empty lists
+        return read_extraction_answer(content, gleaning_pass, truncated, messages, self.settings.output_format)
 
     # ---- results -----------------------------------------------------------------------------
     def _frames(self, states: Sequence[_ChunkState]) -> ExtractionResult:
@@ -623,34 +568,6 @@ def _round_robin(groups: Sequence[Sequence]) -> list:
     return order
 
 
-def _structured_failure(exc: InstructorError, call: dict) -> Exception:
-    """What instructor's error stands for: the API error it wraps (as in tuple mode), else a parse failure.
-
-    instructor wraps every failure of a call, HTTP errors included, in its own exception; the tokens of an
-    answer that did not validate were paid for, so they go on the call row."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, openai.APIError):
-            return cause
-        cause = cause.__cause__ or cause.__context__
-    usage = getattr(getattr(exc, "last_completion", None), "usage", None)
-    if usage is not None:
-        call.update(prompt_tokens=int(usage.prompt_tokens or 0), completion_tokens=int(usage.completion_tokens or 0))
-    return ParseFailure(f"structured output did not validate: {type(exc).__name__}: {str(exc)[:300]}")
-
-
-ECHO_MIN_CHARS = 25  # an answer line this long found verbatim among the prompt's lines is an echo
-
-
-def _echoed_prompt_lines(content: str, messages: Sequence[dict]) -> int:
-    """How many lines of the answer repeat a line of the system prompt (its instructions, templates or example)."""
-    if not messages:
-        return 0
-    prompt = {" ".join(line.split()) for line in str(messages[0].get("content") or "").splitlines()}
-    return sum(1 for line in content.splitlines()
-               if len(key := " ".join(line.split())) >= ECHO_MIN_CHARS and key in prompt)
-
-
 def _explained_timeout(exc: openai.APITimeoutError, timeout_s: float) -> openai.APITimeoutError:
     """The timeout error with what it stands for: the setting, the attempts made and what to do."""
     attempts = getattr(exc, "attempts", 1)
@@ -663,12 +580,6 @@ def _explained_timeout(exc: openai.APITimeoutError, timeout_s: float) -> openai.
 
 def _where(row: dict, gleaning_pass: int) -> dict:
     return {"chunk_id": row["chunk_id"], "document_id": row["document_id"], "gleaning_pass": gleaning_pass}
-
-
-def _plain_text(content: str, gleaning_pass: int | None, truncated: bool) -> str:
-    if not content.strip():
-        raise ParseFailure("empty answer")
-    return content.strip()
 
 
 def _record_keys(passes: Sequence[tuple[int, ParsedOutput]]) -> set[tuple]:

@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from kg_assets.core.facts.records import FactAnswer, FactRequest
 from kg_assets.extractors.base import settings_digest
 from kg_assets.extractors.facts.prompt import FACT_PROMPT_VERSION, FactsOut, FactsTool, build_fact_messages, raw_facts
-from kg_assets.extractors.llm.engine import LLMExtractor, ParseFailure, ToolRequest
+from kg_assets.extractors.llm.answers import ParseFailure
+from kg_assets.extractors.llm.engine import LLMExtractor, ToolRequest
 from kg_assets.settings import LLMSettings
 
 FACTS_TOOL = ToolRequest(FactsTool, output_format="facts", prompt_version=FACT_PROMPT_VERSION)
