@@ -179,13 +179,16 @@ def project_settings(inbox: Path, db: Warehouse | Path, facts: FactSettings | No
                     extractor=ExtractorSettings(**extractor), facts=facts or FactSettings(), graph=graph or GraphSettings())
 
 
+def _session_base(tmp_path_factory) -> Path:
+    """The test session's base folder: above each pytest-xdist worker's own."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 def built_once(tmp_path_factory, name: str, build) -> Path:
     """A folder that `build(folder)` fills once per test session, shared by the pytest-xdist workers: the first
     worker to ask builds it under a file lock, the others wait and reuse it (a session fixture alone is per worker)."""
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the session's base folder, above each worker's own
-    folder = shared / name
+    folder = _session_base(tmp_path_factory) / name
     with FileLock(f"{folder}.lock"):
         if not (folder / ".built").exists():
             shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
@@ -197,10 +200,7 @@ def built_once(tmp_path_factory, name: str, build) -> Path:
 
 def shared_catalog_name(tmp_path_factory) -> str:
     """The catalog database of the session's built lake: one name for every worker of this session."""
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent
-    return f"kg_lake_built_{hashlib.sha1(str(base).encode()).hexdigest()[:12]}"
+    return f"kg_lake_built_{hashlib.sha1(str(_session_base(tmp_path_factory)).encode()).hexdigest()[:12]}"
 
 
 @pytest.fixture(scope="session")

@@ -44,8 +44,10 @@ def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.Dat
     # ... or the corpus itself reads the name as a person's in at least two documents and in no fewer than it
     # leaves it untyped ("Lena Ortiz", PERSON in six documents, untyped in four); "Doctor Who", a person in one
     # document and untyped in two, stays the show
-    docs_of = lambda frame: frame.select("key", "idx").join(node_docs, on="idx").group_by("key").agg(  # noqa: E731
-        pl.col("doc").n_unique().alias("docs"))
+    def docs_of(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.select("key", "idx").join(node_docs, on="idx").group_by("key").agg(
+            pl.col("doc").n_unique().alias("docs"))
+
     read_as_person = (docs_of(full.filter(~pl.col("key").str.contains(ORDINAL_FIRST)
                                           & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}")))
                       .join(docs_of(untyped).rename({"docs": "untyped_docs"}), on="key")
