@@ -28,7 +28,9 @@ def build_definitions(settings: Settings, marts: bool = True) -> dg.Definitions:
             schedules=[automation.nightly_refresh],
             sensors=[automation.inbox_sensor],
         ),
-        dg.Definitions(resources=build_resources(settings)),
+        # Every step in the run's own process: a UI launch then pays one Python start-up, not one per step
+        # (seconds of imports each), and DuckDB's one writer is a pool of this process anyway.
+        dg.Definitions(resources=build_resources(settings), executor=dg.in_process_executor),
     )
 
 

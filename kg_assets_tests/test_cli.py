@@ -1,15 +1,20 @@
 """The installed `kg` and `dagster` commands, as a user runs them."""
 
+import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from kg_assets.commands.launch import LOCATION_NAME, repository_label
 from kg_assets_tests.conftest import SAMPLE_INBOX
 
 pytestmark = pytest.mark.process  # every test here starts the installed commands
@@ -51,10 +56,68 @@ def test_kg_run_builds_the_warehouse_and_prints_a_summary(tmp_path):
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
         assert len(instance.get_dynamic_partitions("arrival_days")) == 1
         assert instance.get_runs_count() == 1
+        # the run is the code location's, tagged with what planned it
+        (run,) = instance.get_runs(dg.RunsFilter(job_name="kg_pipeline", tags={".dagster/repository": repository_label()}))
+        assert run.tags["kg/launched_by"] == "kg run" and run.tags["kg/new_documents"] == "19"
+        assert run.tags["kg/arrival_days"] == sorted(instance.get_dynamic_partitions("arrival_days"))[0]
+        assert run.job_code_origin.repository_origin.code_pointer.module == "kg_assets.definitions"
 
     query = subprocess.run([BIN / "kg", "sql", "SELECT count(*) AS n FROM kg.graph_edges", "--db", db],
                            env=env, capture_output=True, text=True, timeout=120)
     assert query.returncode == 0 and re.search(r"│\s*\d+\s*│", query.stdout)
+
+
+def _graphql(port: int, query: str) -> dict:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())["data"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_the_ui_lists_a_kg_run_under_its_job_as_the_same_version(tmp_path):
+    """The webserver (GraphQL, as the UI queries it) finds `kg run`'s run under kg_pipeline of the kg_assets
+    location, and the job it loads has the run's snapshot: re-execution warns of no other version."""
+    assert f"location_name: {LOCATION_NAME}" in (ROOT / "workspace.yaml").read_text()
+    inbox = tmp_path / "inbox"
+    shutil.copytree(SAMPLE_INBOX, inbox)
+    db = tmp_path / "graph.duckdb"
+    env = {**_env(tmp_path), "KG_INBOX": str(inbox), "KG_DUCKDB_PATH": str(db)}
+    proc = subprocess.run([BIN / "kg", "run", "--log-level", "WARNING"], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    port = _free_port()
+    server = subprocess.Popen([BIN / "dagster-webserver", "-w", "workspace.yaml", "-p", str(port)], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        job = {}
+        for _ in range(240):  # the location loads in the background after the server answers
+            try:
+                job = _graphql(port, """{ pipelineOrError(params: {pipelineName: "kg_pipeline",
+                    repositoryName: "__repository__", repositoryLocationName: "kg_assets"}) {
+                    __typename ... on Pipeline { pipelineSnapshotId } } }""")["pipelineOrError"]
+            except OSError:
+                pass
+            if job.get("__typename") == "Pipeline":
+                break
+            time.sleep(0.5)
+        assert job.get("__typename") == "Pipeline", job
+        runs = _graphql(port, """{ runsOrError(filter: {pipelineName: "kg_pipeline",
+            tags: [{key: ".dagster/repository", value: "__repository__@kg_assets"}]}) {
+            ... on Runs { results { status pipelineSnapshotId parentPipelineSnapshotId
+                                    tags { key value } } } } }""")["runsOrError"]["results"]
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    (run,) = runs
+    assert run["status"] == "SUCCESS"
+    assert {"key": "kg/launched_by", "value": "kg run"} in run["tags"]
+    assert (run["parentPipelineSnapshotId"] or run["pipelineSnapshotId"]) == job["pipelineSnapshotId"]
 
 
 def test_kg_run_refuses_a_missing_inbox_clearly(tmp_path):

@@ -12,6 +12,7 @@ from kg_assets.commands import run_report
 from kg_assets.commands.common import add_db_option, add_inbox_option, load_settings
 from kg_assets.settings import use_dagster_event_batching, use_dagster_home
 
+MAX_TAGGED_DAYS = 10  # a longer list of arrival days is tagged as its range
 SUMMARY_TABLES = ("documents", "chunks", "entity_mentions", "local_relations", "entities", "graph_nodes", "graph_edges")
 
 
@@ -90,19 +91,23 @@ def run_command(args: argparse.Namespace) -> int:
     else:
         print("kg run: every document is up to date; consolidating only", flush=True)
 
+    from kg_assets.commands.launch import execute_location_run
     from kg_assets.definitions import build_definitions
 
-    job = build_definitions(settings, marts=spec.builds_marts).resolve_job_def("kg_pipeline")
+    # The location's own job (dbt assets included, even when this run builds no mart), so that the UI
+    # re-executes the run as the same version; --no-marts and --partitions-only trade that for start-up time.
+    slim = args.no_marts or args.partitions_only
+    job = build_definitions(settings, marts=not slim).resolve_job_def("kg_pipeline")
     try:
         wait_for_pools(instance, job_pools(job))
     except KeyboardInterrupt:
         print("kg run: interrupted while waiting for a pool; nothing ran", file=sys.stderr)
         return run_report.INTERRUPTED
-    result = job.execute_in_process(
-        instance=instance,
-        tags={**spec.tags, **process_tags()},
+    result = execute_location_run(
+        instance, job,
+        tags={**spec.tags, **plan_tags(plan, args),
+              **process_tags()},
         asset_selection=spec.asset_selection,
-        raise_on_error=False,
         run_config={**spec.run_config, "loggers": {"console": {"config": {"log_level": args.log_level}}}},
     )
     print(f"\nkg run {'succeeded' if result.success else 'FAILED'} in {time.perf_counter() - started:.1f}s "
@@ -118,6 +123,17 @@ def run_command(args: argparse.Namespace) -> int:
     for check in failing:
         print(f"    FAILED {check.asset_key.to_user_string()}:{check.check_name}")
     return run_report.exit_code(result.success, len(failing), failed_chunks, args.allow_failed_chunks)
+
+
+def plan_tags(plan, args: argparse.Namespace) -> dict[str, str]:
+    """What planned the run, shown with it in the UI: the command and the plan's days and document counts."""
+    command = ["kg run", *(["--all"] if args.all else []), *(f"--document {key}" for key in args.document or ()),
+               *(["--partitions-only"] if args.partitions_only else []), *(["--no-marts"] if args.no_marts else [])]
+    days = ", ".join(plan.days) if len(plan.days) <= MAX_TAGGED_DAYS else (
+        f"{plan.days[0]} .. {plan.days[-1]} ({len(plan.days):,} days)")
+    return {"kg/launched_by": " ".join(command), "kg/arrival_days": days or "none (consolidation only)",
+            "kg/new_documents": str(len(plan.new)), "kg/changed_documents": str(len(plan.changed)),
+            "kg/deleted_documents": str(len(plan.deleted))}
 
 
 def print_summary(warehouse, run_id: str | None) -> None:
