@@ -6,6 +6,9 @@ import sys
 
 import dagster as dg
 import pytest
+from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+from dagster._time import get_current_datetime
 
 from kg_assets.defs.dbt_manifest import MANIFEST_PATH, model_code_versions
 
@@ -137,3 +140,24 @@ def test_the_marts_follow_the_warehouse_not_only_the_instance(tmp_path, kg_cli):
         done = kg_cli("run", "--inbox", inbox, "--db", db, "--dagster-home", home, "--log-level", "WARNING")
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
         assert _mart_views(db) == models, db
+
+
+def _mart_status(project, name: str) -> StaleStatus:
+    """What the UI shows on a mart (Unsynced is STALE), resolved as the webserver resolves it."""
+
+    graph = project.defs.resolve_asset_graph()
+    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+                          instance=project.instance, asset_graph=graph)
+    return CachingStaleStatusResolver(project.instance, graph, view).get_status(dg.AssetKey(["marts", name]))
+
+
+def test_a_consolidation_that_changed_no_row_leaves_the_marts_in_sync(built):
+    project = built
+    assert project.execute("consolidation").success  # the graph, then the marts over it
+    assert _mart_status(project, "stg_current_edges") == StaleStatus.FRESH
+    assert project.consolidate().success  # nothing changed: same tables, same data versions
+    assert _mart_status(project, "stg_current_edges") == StaleStatus.FRESH
+    with project.warehouse.transaction() as con:  # one relation fewer: graph_edges changes
+        con.execute("DELETE FROM kg.local_relations WHERE relation_id = (SELECT min(relation_id) FROM kg.local_relations)")
+    assert project.consolidate().success
+    assert _mart_status(project, "stg_current_edges") == StaleStatus.STALE

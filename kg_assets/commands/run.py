@@ -86,7 +86,8 @@ def run_command(args: argparse.Namespace) -> int:
         spec = dataclasses.replace(spec, asset_selection=[dg.AssetKey(a) for a in keep], builds_marts=False)
     add_days(instance, spec.missing_days)
     if plan.days:
-        scope = "every document" if plan.documents is None else f"{len(plan.documents):,} documents"
+        count = 0 if plan.documents is None else len(plan.documents)
+        scope = "every document" if plan.documents is None else f"{count:,} document{'' if count == 1 else 's'}"
         print(f"kg run: one run over arrival days {', '.join(plan.days)} ({scope})", flush=True)
     else:
         print("kg run: every document is up to date; consolidating only", flush=True)

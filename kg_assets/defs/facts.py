@@ -23,7 +23,7 @@ from kg_assets.defs.partitions import (RunScope, add_partition_metadata, documen
                                      record_failures)
 from kg_assets.defs.pools import Pools
 from kg_assets.defs.resources import ExtractorResource, FactResource, IngestResource, WarehouseResource
-from kg_assets.defs.tables import table_asset, table_spec
+from kg_assets.defs.tables import content_version, table_asset, table_spec
 from kg_assets.storage.facts import FactStore
 
 
@@ -158,7 +158,7 @@ def user_facts(context: dg.AssetExecutionContext, warehouse: WarehouseResource) 
     outcomes = _counts(store.extraction_outcomes(), "outcome")
     context.log.info(f"{active.height:,} active facts of {active['user_id'].n_unique():,} users; "
                      f"{duplicates.height:,} duplicates set aside")
-    return dg.MaterializeResult(metadata={
+    return dg.MaterializeResult(data_version=content_version(wh, "user_facts"), metadata={
         "dagster/row_count": memory.height,
         "facts": memory.height,
         "active_facts": active.height,
@@ -185,7 +185,7 @@ def chat_users(context: dg.AssetExecutionContext, warehouse: WarehouseResource) 
     store.write_chat_users(users)
     linked = users.filter(pl.col("entity_id").is_not_null())
     context.log.info(f"{users.height:,} chat users, {linked.height:,} linked to a person entity")
-    return dg.MaterializeResult(metadata={
+    return dg.MaterializeResult(data_version=content_version(wh, "chat_users"), metadata={
         "dagster/row_count": users.height,
         "users": users.height,
         "linked_to_person": linked.height,

@@ -20,7 +20,7 @@ from kg_assets.defs.planner import OVERRIDES_DIGEST_KEY
 from kg_assets.defs.pools import Pools
 from kg_assets.defs.previews import core_picture, graph_preview, top_entities
 from kg_assets.defs.resources import ExtractorResource, GraphResource, WarehouseResource
-from kg_assets.defs.tables import OWNERS, contract_version, table_asset, table_metadata, table_spec
+from kg_assets.defs.tables import OWNERS, content_version, contract_version, table_asset, table_metadata, table_spec
 from kg_assets.storage.facts import FactStore
 from kg_assets.storage.warehouse import now_utc
 
@@ -44,7 +44,7 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     stats = wh.replace_current({"entities": (["entity_id"], entities)})["entities"]
     wh.replace_tables({"entity_aliases": redirects})
     methods = redirects.group_by("method").len().sort("method")
-    yield dg.MaterializeResult(asset_key="linked_entities", metadata={
+    yield dg.MaterializeResult(asset_key="linked_entities", data_version=content_version(wh, "entities"), metadata={
         "dagster/row_count": stats["current"],
         "closed": stats["closed"],
         "rows_written": stats["written"],
@@ -55,7 +55,7 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         "overrides": overrides.height,
         OVERRIDES_DIGEST_KEY: frame_digest(overrides),
     })
-    yield dg.MaterializeResult(asset_key="entity_aliases", metadata={
+    yield dg.MaterializeResult(asset_key="entity_aliases", data_version=content_version(wh, "entity_aliases"), metadata={
         "dagster/row_count": redirects.height,
         "redirects_by_method": dg.MetadataValue.json(dict(zip(methods["method"], methods["len"]))),
     })
@@ -83,7 +83,7 @@ def entity_summaries(context: dg.AssetExecutionContext, warehouse: WarehouseReso
                              "fragment_count": [counts[k] for k in summaries], "model": extractor.model,
                              "summarized_at": now_utc()})
     wh.replace_tables({"entity_summaries": rows})
-    return dg.MaterializeResult(metadata={
+    return dg.MaterializeResult(data_version=content_version(wh, "entity_summaries"), metadata={
         "dagster/row_count": rows.height,
         "candidates": 0 if candidates is None else candidates.height,
         "why_none": "no LLM configured" if candidates is None else "",
@@ -106,7 +106,7 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         {"graph_nodes": (["node_id"], nodes), "graph_edges": (["source_id", "target_id", "relation_type"], edges)}
     )
     context.log.info(f"graph: {stats['graph_nodes']['current']:,} nodes, {stats['graph_edges']['current']:,} edges")
-    yield dg.MaterializeResult(asset_key="graph_edges", metadata={
+    yield dg.MaterializeResult(asset_key="graph_edges", data_version=content_version(wh, "graph_edges"), metadata={
         "dagster/row_count": stats["graph_edges"]["current"], "closed": stats["graph_edges"]["closed"],
         "rows_written": stats["graph_edges"]["written"], "relations": relations.height,
         "relation_schema": ", ".join(graph.relation_types) or "any type",
@@ -115,7 +115,7 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         "relations_dropped_by_schema": schema_counts["dropped"],
         "unknown_relation_types": dg.MetadataValue.json(schema_counts["unknown_types"]),
         "preview": graph_preview(nodes, edges, wh)})
-    yield dg.MaterializeResult(asset_key="graph_nodes", metadata={
+    yield dg.MaterializeResult(asset_key="graph_nodes", data_version=content_version(wh, "graph_nodes"), metadata={
         "dagster/row_count": stats["graph_nodes"]["current"], "closed": stats["graph_nodes"]["closed"],
         "rows_written": stats["graph_nodes"]["written"], "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh, nodes, edges)})
 
@@ -142,13 +142,14 @@ def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     wh.replace_tables({"entity_attributes": attributes, "attribute_supersessions": supersessions})
     current = attributes.filter(pl.col("valid_until").is_null())
     context.log.info(f"{current.height:,} current attributes, {supersessions.height:,} supersessions")
-    yield dg.MaterializeResult(asset_key="entity_attributes", metadata={
+    yield dg.MaterializeResult(asset_key="entity_attributes", data_version=content_version(wh, "entity_attributes"), metadata={
         "dagster/row_count": attributes.height,
         "observations": observations.height,
         "current_attributes": current.height,
         "history_rows": attributes.height - current.height,
     })
-    yield dg.MaterializeResult(asset_key="attribute_supersessions", metadata={"dagster/row_count": supersessions.height})
+    yield dg.MaterializeResult(asset_key="attribute_supersessions", data_version=content_version(wh, "attribute_supersessions"),
+                               metadata={"dagster/row_count": supersessions.height})
 
 
 def _spec(key: str, deps: list[str], description: str, table: str | None = None) -> dg.AssetSpec:

@@ -89,6 +89,12 @@ def _written_contracts() -> dict[str, dict[str, str]]:
     return contracts
 
 
+def content_version(warehouse, table: str) -> dg.DataVersion:
+    """A consolidation asset's data version is its table's content: a materialization that changed no row
+    keeps the version, so the dbt marts reading it stay in sync in the UI (docs/pipeline.md)."""
+    return dg.DataVersion(warehouse.content_version(table))
+
+
 def markdown_table(frame: pl.DataFrame) -> dg.MetadataValue:
     """A small frame as a Markdown table for the UI ("none" when empty)."""
     if frame.height == 0:

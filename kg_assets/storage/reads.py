@@ -197,6 +197,16 @@ class WarehouseReads:
             return {table: fetch_scalar(con, f"SELECT count(*) FROM {SCHEMA}.{table} WHERE {_current(table)}")
                     for table in schemas.TABLES}
 
+    def content_version(self, table: str) -> str:
+        """Rows and an order-free hash of every row of a kg table (history included): the same when a step
+        rewrote nothing."""
+        if table not in schemas.TABLES:
+            raise ValueError(f"not a kg table: {table!r}")
+        with self.connect(read_only=True) as con:
+            rows, digest = con.execute(
+                f"SELECT count(*), coalesce(sum(hash(t)), 0)::VARCHAR FROM {SCHEMA}.{table} t").fetchone()
+        return f"{rows}-{digest}"
+
     def stale_documents(self, extractor_version: str, chunker_version: str) -> list[str]:
         """Current documents whose chunks or extractions were made by other versions, or failed (also a chat
         message whose fact extraction failed)."""
