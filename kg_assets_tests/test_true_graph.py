@@ -233,3 +233,57 @@ def test_an_untyped_full_name_the_corpus_mostly_reads_as_a_person_is_that_person
     # read as a person in one document only, untyped in more: no evidence ("Doctor Who" the show)
     c = clusters(mentions(("d1", "Doctor Who", P), ("d2", "Doctor Who", X), ("d3", "Doctor Who", X)))
     assert not same(c, ("Doctor Who", X), ("Doctor Who", P))
+
+
+# -- issue 20 item 7: lower-case names (name-rules-7, llm-7): a description per document, a concept corpus-wide --
+
+LOWER_CASE = [("machine learning", "CONCEPT"), ("dbt", "TECHNOLOGY"), ("neural networks", "TECHNOLOGY"),
+              ("the girl", "PERSON"), ("people", "PERSON"), ("laptop", "PRODUCT"), ("the algorithm", "CONCEPT"),
+              ("two methods", "CONCEPT"), ("our pipeline", "TECHNOLOGY"), ("Machine Learning", "CONCEPT")]
+
+
+def test_a_lower_case_concept_is_a_name_and_a_lower_case_individual_a_description():
+    import polars as pl
+
+    from kg_assets.core.normalize import is_description_expr
+    frame = pl.DataFrame(LOWER_CASE, schema=["name", "entity_type"], orient="row")
+    described = frame.filter(is_description_expr(pl.col("name"), pl.col("entity_type")))["name"].to_list()
+    # a kind is the same in every document; a person, a thing, or an instance a determiner points at is the story's
+    assert described == ["the girl", "people", "laptop", "the algorithm", "two methods", "our pipeline"]
+
+
+def test_a_lower_case_concept_has_one_id_in_every_document_and_a_description_one_per_document():
+    from kg_assets.core.extraction.rows import ChunkRecords, MentionRecord, build_rows
+    from kg_assets.core.normalize import entity_id
+    chunks = [ChunkRecords(f"c{d}", d, mentions=[MentionRecord("machine learning", "CONCEPT"),
+                                                 MentionRecord("the girl", "PERSON")]) for d in ("d1", "d2")]
+    rows = build_rows(chunks, extractor="test", extractor_version="t")
+    ids = {(d, n): e for d, n, e in rows.mentions.select("document_id", "name", "entity_id").iter_rows()}
+    assert ids[("d1", "machine learning")] == ids[("d2", "machine learning")] == entity_id("CONCEPT", "MACHINE_LEARNING")
+    assert ids[("d1", "the girl")] == entity_id("PERSON", "GIRL", "d1") != ids[("d2", "the girl")]
+
+
+def test_a_lower_case_concept_links_to_its_capitalised_form_across_documents():
+    c = clusters(mentions(("d1", "machine learning", "CONCEPT"), ("d2", "Machine Learning", "CONCEPT"),
+                          ("d3", "people", P), ("d4", "people", P)))
+    assert same(c, ("machine learning", "CONCEPT"), ("Machine Learning", "CONCEPT"))
+    assert len({c[("people", P)], c[("machine learning", "CONCEPT")]}) == 2
+    frame = mentions(("d3", "people", P), ("d4", "people", P))
+    assert frame["entity_id"].n_unique() == 2  # the people of two stories are two groups
+
+
+def test_an_llm_concept_in_lower_case_is_one_entity_across_documents(llm_project):
+    import shutil
+
+    from kg_assets.testing.scripted_llm import extraction_responder
+    project = llm_project
+    for path in list(project.inbox.iterdir()):
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    (project.inbox / "a.txt").write_text("Sarah Chen uses machine learning. Later the girl waved.\n")
+    (project.inbox / "b.txt").write_text("Marcus Webb teaches machine learning; the girl listened.\n")
+    project.server.set_responder(extraction_responder(
+        {"Sarah Chen": "PERSON", "Marcus Webb": "PERSON", "machine learning": "CONCEPT", "the girl": "PERSON"}))
+    assert project.run_all().success
+    entities = project.sql("SELECT name, entity_type FROM kg.entities WHERE valid_until IS NULL ORDER BY name")
+    assert entities.rows() == [("Marcus Webb", "PERSON"), ("Sarah Chen", "PERSON"), ("machine learning", "CONCEPT"),
+                               ("the girl", "PERSON"), ("the girl", "PERSON")]
