@@ -287,3 +287,28 @@ def test_an_llm_concept_in_lower_case_is_one_entity_across_documents(llm_project
     entities = project.sql("SELECT name, entity_type FROM kg.entities WHERE valid_until IS NULL ORDER BY name")
     assert entities.rows() == [("Marcus Webb", "PERSON"), ("Sarah Chen", "PERSON"), ("machine learning", "CONCEPT"),
                                ("the girl", "PERSON"), ("the girl", "PERSON")]
+
+
+# -- split entities found on the DWIE dev graph (name-rules-7) --
+
+
+def test_america_is_the_united_states():
+    c = clusters(mentions(("d1", "America", L), ("d2", "United States", L), ("d3", "US", L)))
+    assert same(c, ("America", L), ("United States", L)) and same(c, ("US", L), ("United States", L))
+
+
+def test_an_untyped_full_name_whose_surname_stands_alone_as_a_person_is_that_person():
+    # no PERSON "Warren Hill" anywhere: the story's "Hill said" is the evidence
+    c = clusters(mentions(("d1", "Warren Hill", X), ("d1", "Hill", P), ("d1", "Hill", P)))
+    assert same(c, ("Warren Hill", X), ("Hill", P))
+    # a name the extractor typed keeps its type: "League" typed PERSON does not make "Champions League" a person
+    c = clusters(mentions(("d1", "Champions League", "EVENT"), ("d1", "League", P)))
+    assert not same(c, ("Champions League", "EVENT"), ("League", P))
+
+
+def test_a_surname_typed_a_place_and_a_person_beside_the_full_name_is_the_person():
+    # two real types of one name in one document are a distinction, but not beside the person it is the surname of
+    c = clusters(mentions(("d1", "Paul Kagame", P), ("d1", "Kagame", L), ("d1", "Kagame", P), ("d1", "Kagame", P)))
+    assert same(c, ("Kagame", L), ("Paul Kagame", P)) and same(c, ("Kagame", P), ("Paul Kagame", P))
+    c = clusters(mentions(("d1", "Germany", L), ("d1", "Germany", O), ("d1", "Germany", L)))
+    assert not same(c, ("Germany", L), ("Germany", O))

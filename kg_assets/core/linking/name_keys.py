@@ -35,6 +35,7 @@ NAME_ARTICLES = ["AL", "EL"]
 # Very common country aliases that no rule can derive (the "+A for America" pattern, Britain).
 GEO_ALIASES = {
     "US": "UNITED STATES", "USA": "UNITED STATES", "UNITED STATES OF AMERICA": "UNITED STATES",
+    "AMERICA": "UNITED STATES",
     "UK": "UNITED KINGDOM", "GREAT BRITAIN": "UNITED KINGDOM", "BRITAIN": "UNITED KINGDOM",
     "USSR": "SOVIET UNION", "UAE": "UNITED ARAB EMIRATES",
 }

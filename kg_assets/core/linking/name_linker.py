@@ -207,7 +207,9 @@ class NameLinker:
     # 6: a lone surname across documents also when untyped, unless the corpus writes it as a given name, types it
     #    mostly as another thing, or has another person (typed or not) of that surname; no short form from half
     #    of a hyphenated word, a truncated phrase, a multi-word given name or a roman numeral's initial
-    # 7: a concept written in lower case ("machine learning", CONCEPT or TECHNOLOGY) is a name, joined across documents
+    # 7: a concept written in lower case ("machine learning", CONCEPT or TECHNOLOGY) is a name, joined across documents;
+    #    "America" is a country alias; an untyped full name whose surname stands alone as a PERSON in its document is
+    #    a person's; a surname's two real types beside its full name are no distinction ("Kagame" place and person)
     version = "name-rules-7"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
