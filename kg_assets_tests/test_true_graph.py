@@ -304,6 +304,9 @@ def test_an_untyped_full_name_whose_surname_stands_alone_as_a_person_is_that_per
     # a name the extractor typed keeps its type: "League" typed PERSON does not make "Champions League" a person
     c = clusters(mentions(("d1", "Champions League", "EVENT"), ("d1", "League", P)))
     assert not same(c, ("Champions League", "EVENT"), ("League", P))
+    # a phrase with a lower-case word is no person's name, so no rival for the surname
+    c = clusters(mentions(("d1", "Leo Tolstoy", P), ("d1", "Tolstoy", P), ("d1", "Copies of Tolstoy", X)))
+    assert same(c, ("Tolstoy", P), ("Leo Tolstoy", P)) and not same(c, ("Copies of Tolstoy", X), ("Tolstoy", P))
 
 
 def test_a_surname_typed_a_place_and_a_person_beside_the_full_name_is_the_person():
