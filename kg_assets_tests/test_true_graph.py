@@ -315,3 +315,12 @@ def test_a_surname_typed_a_place_and_a_person_beside_the_full_name_is_the_person
     assert same(c, ("Kagame", L), ("Paul Kagame", P)) and same(c, ("Kagame", P), ("Paul Kagame", P))
     c = clusters(mentions(("d1", "Germany", L), ("d1", "Germany", O), ("d1", "Germany", L)))
     assert not same(c, ("Germany", L), ("Germany", O))
+
+
+def test_a_natural_feature_after_a_place_name_says_what_kind_of_place_it_is():
+    c = clusters(mentions(("d1", "Mediterranean Sea", L), ("d2", "Mediterranean", X), ("d3", "Gaza Strip", X),
+                          ("d3", "Gaza", L), ("d4", "North Sea", L), ("d4", "North", L), ("d5", "Jordan River", L),
+                          ("d5", "Jordan", L)))
+    assert same(c, ("Mediterranean", X), ("Mediterranean Sea", L)) and same(c, ("Gaza Strip", X), ("Gaza", L))
+    # a compass word alone names no sea, and a river is no country
+    assert not same(c, ("North Sea", L), ("North", L)) and not same(c, ("Jordan River", L), ("Jordan", L))

@@ -9,9 +9,10 @@ names; none is tuned to a data set.
    initials ("U.S." / "U . S ." -> US, while "John F. Kennedy" keeps its lone initial), leading
    articles and prepositions ("in the North Bay" -> North Bay), before a person's name honorifics (Dr,
    Prof, Mr, Mrs, Ms, Sir, President ...) and lower-case descriptions ("boss Steven Moffat"), after an
-   organization's name corporate suffixes (Inc, Corp, Ltd, LLC, GmbH, Co, plc ...). Generational
-   suffixes (Jr, Sr) are kept: they tell father and son apart. The entity keeps its own name: the key
-   only decides matches. A trailing "(ABC)" leaves the key and becomes a declared acronym.
+   organization's name corporate suffixes (Inc, Corp, Ltd, LLC, GmbH, Co, plc ...), after a one-word place
+   name a natural feature ("Mediterranean Sea", "Gaza Strip"; not "River", nor after a compass word).
+   Generational suffixes (Jr, Sr) are kept: they tell father and son apart. The entity keeps its own name:
+   the key only decides matches. A trailing "(ABC)" leaves the key and becomes a declared acronym.
 2. Name variants (equivalence, any documents). Ids of the same type with the same key are one entity
    ("Apple Inc." = "Apple", "Dr. Jane Smith" = "Jane Smith"), descriptions only inside their document
    (`description_scopes`: a lower-case "girl" has an id per document, and its key does not join it back; a
@@ -209,7 +210,8 @@ class NameLinker:
     #    of a hyphenated word, a truncated phrase, a multi-word given name or a roman numeral's initial
     # 7: a concept written in lower case ("machine learning", CONCEPT or TECHNOLOGY) is a name, joined across documents;
     #    "America" is a country alias; an untyped full name whose surname stands alone as a PERSON in its document is
-    #    a person's; a surname's two real types beside its full name are no distinction ("Kagame" place and person)
+    #    a person's; a surname's two real types beside its full name are no distinction ("Kagame" place and person);
+    #    a natural feature after a one-word place name folds ("Mediterranean Sea" = "Mediterranean")
     version = "name-rules-7"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
