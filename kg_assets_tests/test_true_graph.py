@@ -324,3 +324,23 @@ def test_a_natural_feature_after_a_place_name_says_what_kind_of_place_it_is():
     assert same(c, ("Mediterranean", X), ("Mediterranean Sea", L)) and same(c, ("Gaza Strip", X), ("Gaza", L))
     # a compass word alone names no sea, and a river is no country
     assert not same(c, ("North Sea", L), ("North", L)) and not same(c, ("Jordan River", L), ("Jordan", L))
+
+
+# -- junk nodes found on the DWIE dev graph (heuristic-8) --
+
+
+def test_a_hyphenated_name_keeps_its_lower_case_particle():
+    names = heuristic_names("Crowds waited at Port-au-Prince airport, and he flew on to Rostov-on-Don.")
+    assert "Port-au-Prince" in names and "Rostov-on-Don" in names and "Port" not in names
+
+
+def test_a_word_after_a_colon_opens_a_sentence():
+    names = heuristic_names("DWTV: Hopefully you win. The chancellor is edgy: Two months before the vote, Merkel "
+                            "spoke.")
+    assert "Hopefully" not in names and "Two" not in names and "Merkel" in names
+
+
+def test_an_adverb_or_adjective_alone_is_no_name():
+    names = heuristic_names('Ask him. "Personally, I agree," Smith said. Lost values Expensive problems remain '
+                            'for John Constable.')
+    assert "Personally" not in names and "Expensive" not in names and "John Constable" in names
