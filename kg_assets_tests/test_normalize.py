@@ -61,7 +61,8 @@ def test_a_description_id_carries_its_document():
 
 def test_a_description_is_written_in_lower_case_and_has_a_letter():
     names = ["people", "the sect", "12-year-old girl", "Sarah Chen", "the Doctor", "iPhone", "200", "東京", "ΕΛΛΑΔΑ"]
-    out = pl.DataFrame({"name": names}).select(is_description_expr(pl.col("name")))
+    out = pl.DataFrame({"name": names, "entity_type": "OTHER"}).select(
+        is_description_expr(pl.col("name"), pl.col("entity_type")))
     # a number and a name in a script without case are no descriptions: they stay names corpus-wide
     assert out.to_series().to_list() == [True, True, True, False, False, False, False, False, False]
 

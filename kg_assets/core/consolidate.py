@@ -67,10 +67,13 @@ def misnamed_entities(entities: pl.DataFrame, mentions: pl.DataFrame) -> pl.Data
     """The entities (entity_id, entity_type, normalized_name, name) whose id is not the id rule's
     `normalize.entity_id(entity_type, normalized_name, scope)`, with the id they should have
     (`expected_id`). An id is scoped to a document exactly when every one of its own mentions (entity_id,
-    document_id, name) is a description: the row builder gives a lower-case mention the name's id when its
-    chunk writes the name with capitals, so a name id always has a capitalised mention of its own."""
-    own = mentions.group_by("entity_id").agg(pl.col("document_id").min().alias("_document"),
-                                             is_description_expr(pl.col("name")).all().alias("_described"))
+    document_id, name), read with the entity's type, is a description: the row builder gives a lower-case
+    mention the name's id when its chunk writes the name with capitals, so a name id always has a capitalised
+    mention of its own (or is a concept's, "machine learning")."""
+    typed = mentions.join(entities.select("entity_id", "entity_type").unique(), on="entity_id")
+    own = typed.group_by("entity_id").agg(pl.col("document_id").min().alias("_document"),
+                                          is_description_expr(pl.col("name"), pl.col("entity_type")).all()
+                                          .alias("_described"))
     scoped = entities.join(own, on="entity_id", how="left").with_columns(
         pl.when(pl.col("_described")).then(pl.col("_document")).otherwise(pl.lit(None, pl.String)).alias("_scope"))
     expected = with_entity_ids(scoped, "entity_type", "normalized_name", "expected_id", scope_col="_scope")

@@ -10,7 +10,8 @@ outside ASCII that has no plain form ("ø", "ß", "ł") stays a separator, as be
 
 An entity id is made from the type and the normalized name, so a name is one entity corpus-wide. A
 description is not a name: written without a capital ("people", "the sect", "girl"), what it refers to is
-fixed only by its document, so its id also carries the document (:func:`id_scope_expr`).
+fixed only by its document, so its id also carries the document (:func:`id_scope_expr`). A concept written in
+lower case ("machine learning", typed CONCEPT or TECHNOLOGY) is a name (:func:`is_description_expr`).
 
 Relation keywords are a list: :func:`parse_keywords` is the one rule that reads a model's "works at; leads"
 (and the string column of a warehouse made before the list) into one.
@@ -125,16 +126,29 @@ def entity_id(entity_type: str, normalized: str, scope: str | None = None) -> st
     return "entity_" + hashlib.sha256(key.encode()).hexdigest()[:14]
 
 
-def is_description_expr(name: pl.Expr) -> pl.Expr:
-    """A mention written in lower case ("people", "the sect", "12-year-old girl"): a description, not a name.
+# Types whose lower-case names are kinds, not individuals: "machine learning" is the same idea in every document.
+CONCEPT_TYPES = ("CONCEPT", "TECHNOLOGY")
+# A first word that points at one instance the text talks about ("the algorithm", "our method", "two approaches").
+_INSTANCE_WORD = (r"(?i)^(?:the|a|an|this|that|these|those|my|our|your|his|her|its|their|some|several|many|each"
+                  r"|every|another|such|one|two|three|four|five|six|seven|eight|nine|ten|dozens|hundreds|thousands"
+                  r"|\S*\d\S*)\s")
+
+
+def is_description_expr(name: pl.Expr, entity_type: pl.Expr) -> pl.Expr:
+    """A mention written in lower case ("people", "the sect", "12-year-old girl") describes rather than names:
+    what it refers to is fixed only by its document. A concept is the exception: typed CONCEPT or TECHNOLOGY
+    and not opened by a determiner, possessive or number, a lower-case name ("machine learning", "dbt") names a
+    kind, the same in every document; "the algorithm" or "two methods" still point at one story's instance.
     It needs a lower-case letter, so a number ("200") and a name in a script without case stay names."""
-    return name.str.contains(r"\p{Ll}") & ~name.str.contains(r"\p{Lu}")
+    lower_case = name.str.contains(r"\p{Ll}") & ~name.str.contains(r"\p{Lu}")
+    concept = entity_type.is_in(CONCEPT_TYPES) & ~name.str.strip_chars().str.contains(_INSTANCE_WORD)
+    return lower_case & ~concept
 
 
-def id_scope_expr(name: pl.Expr, document_id: pl.Expr) -> pl.Expr:
+def id_scope_expr(name: pl.Expr, entity_type: pl.Expr, document_id: pl.Expr) -> pl.Expr:
     """The scope of a mention's id: its document for a description, else null (the whole corpus). Every
     "people" of the corpus were one entity otherwise, joining the people of unrelated stories."""
-    return pl.when(is_description_expr(name)).then(document_id).otherwise(pl.lit(None, pl.String))
+    return pl.when(is_description_expr(name, entity_type)).then(document_id).otherwise(pl.lit(None, pl.String))
 
 
 def stable_hash(*parts: str, length: int = 16) -> str:

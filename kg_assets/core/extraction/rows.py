@@ -137,13 +137,16 @@ _STATUS_COLUMNS = ("chunk_id", "document_id", "chunk_hash", "status", "error", "
 def with_mention_entity_ids(frame: pl.DataFrame, unit: str = "document_id") -> pl.DataFrame:
     """Add normalized_name and entity_id to mention rows (name, entity_type, document_id, `unit`): the id rule.
 
-    A lower-case mention is a description, scoped to its document, unless its (type, normalized name) is
+    A lower-case mention is a description (`normalize.is_description_expr`; a concept such as "machine learning"
+    is none), scoped to its document, unless its (type, normalized name) is
     written as a name in the same `unit` (the chunk in the pipeline, the document for `kg eval linking`):
     then it is that name lower-cased ("sarah chen" in a gleaning pass after "Sarah Chen") and takes its id."""
     frame = frame.with_columns(normalize_name_expr(pl.col("name")).alias("normalized_name"))
-    named = (~is_description_expr(pl.col("name"))).any().over(unit, "entity_type", "normalized_name")
+    named = (~is_description_expr(pl.col("name"), pl.col("entity_type"))).any().over(unit, "entity_type",
+                                                                                     "normalized_name")
     frame = frame.with_columns(pl.when(named).then(pl.lit(None, pl.String))
-                               .otherwise(id_scope_expr(pl.col("name"), pl.col("document_id"))).alias("_scope"))
+                               .otherwise(id_scope_expr(pl.col("name"), pl.col("entity_type"), pl.col("document_id")))
+                               .alias("_scope"))
     return with_entity_ids(frame, "entity_type", "normalized_name", "entity_id", scope_col="_scope").drop("_scope")
 
 

@@ -35,6 +35,7 @@ NAME_ARTICLES = ["AL", "EL"]
 # Very common country aliases that no rule can derive (the "+A for America" pattern, Britain).
 GEO_ALIASES = {
     "US": "UNITED STATES", "USA": "UNITED STATES", "UNITED STATES OF AMERICA": "UNITED STATES",
+    "AMERICA": "UNITED STATES",
     "UK": "UNITED KINGDOM", "GREAT BRITAIN": "UNITED KINGDOM", "BRITAIN": "UNITED KINGDOM",
     "USSR": "SOVIET UNION", "UAE": "UNITED ARAB EMIRATES",
 }
@@ -54,6 +55,12 @@ PLACE_TYPES = ["LOCATION"]
 # (while "Albany County", capitalised, is another place than Albany)
 PLACE_CLASS_WORDS = ["province", "region", "state", "city", "town", "village", "district", "island", "area",
                      "municipality", "prefecture", "regency", "country"]
+# a capitalised word after one word that names the kind of natural place it is: "Mediterranean Sea" is the
+# Mediterranean, "Gaza Strip" Gaza (not "River": "Jordan River" is no Jordan), unless the word before is a compass
+# or colour word, which alone names no place ("North Sea", "Red Sea")
+NATURAL_FEATURE_WORDS = ["Sea", "Ocean", "Strip", "Desert", "Peninsula"]
+COMPASS_AND_COLOUR_WORDS = ["North", "South", "East", "West", "Northern", "Southern", "Eastern", "Western", "Central",
+                            "Red", "Black", "White", "Yellow", "Dead", "Great"]
 ORG_TYPES = ["ORGANIZATION", OTHER, VALUE]
 
 MAX_TOKENS = 10  # longer "names" are phrases: they can be linked by key but publish no handles
@@ -139,14 +146,19 @@ def _drop_describing_words(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
 
 
 def _drop_place_class_words(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
-    """Lower-case words after a capitalised place name only say what kind of place it is ("Aceh province")."""
+    """Lower-case words after a capitalised place name only say what kind of place it is ("Aceh province"), and
+    so does a natural feature after a one-word name ("Mediterranean Sea", `NATURAL_FEATURE_WORDS`)."""
     for _ in range(3):
         ends_describing = pl.col("tok").list.last().is_in(PLACE_CLASS_WORDS).fill_null(False)
         capital_before = (pl.col("tok").list.slice(0, pl.col("tok").list.len() - 1)
                           .list.eval(pl.element().str.contains(r"^\p{Lu}")).list.any().fill_null(False))
         out = out.with_columns(_drop_last((pl.col("tok").list.len() > 1) & et.is_in(PLACE_TYPES)
                                           & ends_describing & capital_before).alias("tok"))
-    return out
+    feature = ((pl.col("tok").list.len() == 2) & et.is_in(GEO_TYPES)
+               & pl.col("tok").list.last().is_in(NATURAL_FEATURE_WORDS).fill_null(False)
+               & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}").fill_null(False)
+               & ~pl.col("tok").list.first().is_in(COMPASS_AND_COLOUR_WORDS).fill_null(False))
+    return out.with_columns(_drop_last(feature).alias("tok"))
 
 
 def _drop_leading_words(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:

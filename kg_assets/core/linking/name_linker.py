@@ -9,14 +9,16 @@ names; none is tuned to a data set.
    initials ("U.S." / "U . S ." -> US, while "John F. Kennedy" keeps its lone initial), leading
    articles and prepositions ("in the North Bay" -> North Bay), before a person's name honorifics (Dr,
    Prof, Mr, Mrs, Ms, Sir, President ...) and lower-case descriptions ("boss Steven Moffat"), after an
-   organization's name corporate suffixes (Inc, Corp, Ltd, LLC, GmbH, Co, plc ...). Generational
-   suffixes (Jr, Sr) are kept: they tell father and son apart. The entity keeps its own name: the key
-   only decides matches. A trailing "(ABC)" leaves the key and becomes a declared acronym.
+   organization's name corporate suffixes (Inc, Corp, Ltd, LLC, GmbH, Co, plc ...), after a one-word place
+   name a natural feature ("Mediterranean Sea", "Gaza Strip"; not "River", nor after a compass word).
+   Generational suffixes (Jr, Sr) are kept: they tell father and son apart. The entity keeps its own name:
+   the key only decides matches. A trailing "(ABC)" leaves the key and becomes a declared acronym.
 2. Name variants (equivalence, any documents). Ids of the same type with the same key are one entity
    ("Apple Inc." = "Apple", "Dr. Jane Smith" = "Jane Smith"), descriptions only inside their document
-   (`description_scopes`: a lower-case "girl" has an id per document, and its key does not join it back); a small table of very common country
-   aliases that no rule derives (US / USA / United States, UK / Britain ...) joins locations. Types
-   are resolved by votes (`type_vote.resolved_types`, the one place of the rule, name-rules-5): ids of one key
+   (`description_scopes`: a lower-case "girl" has an id per document, and its key does not join it back; a
+   concept in lower case, "machine learning", is a name, `normalize.is_description_expr`); a small table of
+   very common country aliases that no rule derives (US / USA / United States, UK / Britain ...) joins
+   locations. Types are resolved by votes (`type_vote.resolved_types`, the one place of the rule, name-rules-5): ids of one key
    written as a name with one reading are one entity whatever type was guessed ("Rwanda" LOCATION and
    OTHER, "DW" OTHER and LOCATION); a real type beats OTHER, a surname next to a person's full name reads
    PERSON ("Kagame" typed LOCATION beside "Paul Kagame"), and two readings stay apart (Jordan the
@@ -131,7 +133,7 @@ def description_scopes(nodes: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataF
     """(idx, scope): the document of each description ("people", "the sect"; `normalize.is_description_expr`),
     null for a name. Like its id, a description's key means something only inside its document: "girl"
     of one story is not "the girl" of another, so equal keys join descriptions of one document only."""
-    described = nodes.filter(is_description_expr(pl.col("name"))).select("idx")
+    described = nodes.filter(is_description_expr(pl.col("name"), pl.col("entity_type"))).select("idx")
     return described.join(node_docs, on="idx").group_by("idx").agg(pl.col("doc").min().alias("scope"))
 
 
@@ -206,7 +208,11 @@ class NameLinker:
     # 6: a lone surname across documents also when untyped, unless the corpus writes it as a given name, types it
     #    mostly as another thing, or has another person (typed or not) of that surname; no short form from half
     #    of a hyphenated word, a truncated phrase, a multi-word given name or a roman numeral's initial
-    version = "name-rules-6"
+    # 7: a concept written in lower case ("machine learning", CONCEPT or TECHNOLOGY) is a name, joined across documents;
+    #    "America" is a country alias; an untyped full name whose surname stands alone as a PERSON in its document is
+    #    a person's; a surname's two real types beside its full name are no distinction ("Kagame" place and person);
+    #    a natural feature after a one-word place name folds ("Mediterranean Sea" = "Mediterranean")
+    version = "name-rules-7"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block

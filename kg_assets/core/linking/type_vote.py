@@ -71,11 +71,14 @@ def resolved_types(keyed: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.Dat
     An extractor's type is a guess per mention, so the type of a name is decided from the evidence, in
     one place: in each document, a name is read as the real type (not OTHER) most of its mentions there
     have (ties: alphabetical), and as PERSON when the document names a person whose surname it is ("Kagame"
-    next to "Paul Kagame"). An id is read as the reading most of its documents give (ties: its own type,
-    then alphabetical); an id none of whose documents gives a real reading takes the reading most
-    documents give that name across the corpus, when one reading leads (else it stays OTHER). Ids of one
-    name with one reading are one entity; two readings of one name are kept apart (Jordan the place in
-    some documents, Jordan the person next to "Michael Jordan" in others)."""
+    next to "Paul Kagame"), or when it is an untyped full name whose surname the document types PERSON
+    alone ("Warren Hill" beside "Hill said"; name-rules-7). An id is read as the reading most of its
+    documents give (ties: its own type, then alphabetical); an id none of whose documents gives a real
+    reading takes the reading most documents give that name across the corpus, when one reading leads
+    (else it stays OTHER). Ids of one name with one reading are one entity; two readings of one name are
+    kept apart (Jordan the place in some documents, Jordan the person next to "Michael Jordan" in others),
+    and so are two real types inside one document, unless the document names the person whose surname it
+    is (name-rules-7)."""
     names = keyed.filter((pl.col("first_cap") | pl.col("is_acronym")) & (pl.col("key") != "")).select(
         "idx", "key", "entity_type")
     nd = names.join(node_doc_counts, on="idx")
@@ -84,12 +87,23 @@ def resolved_types(keyed: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.Dat
              .group_by("key", "doc", maintain_order=True).agg(pl.col("entity_type").first().alias("voted")))
     # a full name starts with a given name (a capital, then lower case), not a number, an ordinal or an
     # acronym ("Twelfth Doctor", "W.H.O. Doctor" have no surname)
-    people = (keyed.filter((pl.col("entity_type") == "PERSON") & pl.col("key").str.contains(" ")
-                           & ~pl.col("key").str.contains(ORDINAL_FIRST)
-                           & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}"))
-              .select("idx", pl.col("key").str.extract(r"(\S+)$").alias("key"))
-              .join(node_doc_counts, on="idx").select("key", "doc").unique()
-              .with_columns(pl.lit(True).alias("person")))
+    shaped = (pl.col("key").str.contains(" ") & ~pl.col("key").str.contains(ORDINAL_FIRST)
+              & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}"))
+    surnames = (keyed.filter((pl.col("entity_type") == "PERSON") & shaped)
+                .select("idx", pl.col("key").str.extract(r"(\S+)$").alias("key"))
+                .join(node_doc_counts, on="idx").select("key", "doc").unique())
+    # ... and an untyped full name is a person's where its surname stands alone typed PERSON beside it ("Warren
+    # Hill" untyped, "Hill said" typed PERSON in the same story); a typed name keeps its type ("Champions League")
+    lone_people = (keyed.filter((pl.col("entity_type") == "PERSON") & ~pl.col("key").str.contains(" "))
+                   .select("idx", pl.col("key").alias("surname")).join(node_doc_counts, on="idx")
+                   .select("surname", "doc").unique())
+    # (capitalised words only: "Copies of Tolstoy" is no name of a person)
+    capitalised = pl.col("tok").list.eval(pl.element().str.contains(r"^\p{Lu}")).list.all()
+    full_names = (keyed.filter(shaped & capitalised & (pl.col("entity_type") == OTHER))
+                  .select("idx", "key", pl.col("key").str.extract(r"(\S+)$").alias("surname"))
+                  .join(node_doc_counts, on="idx").join(lone_people, on=["surname", "doc"], how="semi")
+                  .select("key", "doc").unique())
+    people = pl.concat([surnames, full_names]).unique().with_columns(pl.lit(True).alias("person"))
     doc_reading = (nd.select("key", "doc").unique().join(votes, on=["key", "doc"], how="left")
                    .join(people, on=["key", "doc"], how="left")
                    .select("key", "doc", pl.when(pl.col("person")).then(pl.lit("PERSON"))
@@ -115,8 +129,11 @@ def resolved_types(keyed: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.Dat
     out = (names.join(per_id, on="idx", how="left").join(by_key, on="idx", how="left")
            .select("idx", "key", "entity_type", pl.coalesce("reading", "key_reading", pl.lit(OTHER)).alias("reading")))
     # two real types of one name inside one document are a distinction ("Germany" the government and the
-    # country); across documents a type disagreement is the extractor's noise
-    typed_docs = nd.filter(pl.col("entity_type") != OTHER).select("key", pl.col("entity_type").alias("reading"), "doc")
+    # country); across documents a type disagreement is the extractor's noise, and so it is beside a person
+    # whose surname the name is ("Kagame" typed a place once beside "Paul Kagame")
+    surname_docs = doc_reading.filter(pl.col("person")).select("key", "doc")
+    typed_docs = (nd.filter(pl.col("entity_type") != OTHER).join(surname_docs, on=["key", "doc"], how="anti")
+                  .select("key", pl.col("entity_type").alias("reading"), "doc"))
     clash = (out.filter((pl.col("entity_type") != OTHER) & (pl.col("entity_type") != pl.col("reading")))
              .join(node_doc_counts, on="idx").join(typed_docs, on=["key", "reading", "doc"], how="semi")
              .select("idx").unique())

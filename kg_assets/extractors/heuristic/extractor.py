@@ -41,8 +41,10 @@ class HeuristicExtractor:
     # "of" and a title word stay with a title ("Secretary of State John Kerry"), and the row builder's title rule
     # reaches further (places and organisations, titles after a name, "US Secretary"); in a Title-Case line a
     # span is a name only as far as the text names it elsewhere (`headlines`); a capitalised "The" inside a
-    # sentence is part of the name as written ("in The Hague": `articles`; the entity id is unchanged)
-    code_version = "heuristic-7"
+    # sentence is part of the name as written ("in The Hague": `articles`; the entity id is unchanged); 8: a
+    # lower-case particle inside a hyphenated name ("Port-au-Prince"), a word after a colon opens a sentence, an
+    # adverb or adjective alone is no name ("Personally", "Expensive": `common_words`)
+    code_version = "heuristic-8"
 
     def __init__(
         self,

@@ -57,7 +57,7 @@ import re
 from bisect import bisect_right
 
 from kg_assets.core.extraction.titles import TITLE_HEADS, TITLE_MODIFIERS
-from kg_assets.extractors.heuristic.common_words import opens_line, without_common_words
+from kg_assets.extractors.heuristic.common_words import follows_colon, opens_line, without_common_words
 from kg_assets.extractors.heuristic.lexicon import (
     CONNECTORS,
     DETERMINERS,
@@ -100,7 +100,8 @@ _CAPWORD = (
     rf"(?:{_ABBR_DOT}"
     rf"|(?:[{_UPPER}]\.){{2,}}"  # U.S., U.K., U.S.A.
     rf"|[{_UPPER}]\.(?={_SP}[{_UPPER}])"  # middle initial: John F. Kennedy
-    rf"|[{_UPPER}][\w'’]*(?:[&-][{_UPPER}0-9][\w'’]*)*(?![\w&])"  # Sarah, DuckDB, Coca-Cola, AT&T, O'Brien
+    # Sarah, DuckDB, Coca-Cola, AT&T, O'Brien, and a lower-case particle inside a hyphenated name: Port-au-Prince
+    rf"|[{_UPPER}][\w'’]*(?:[&-][{_UPPER}0-9][\w'’]*|-[a-z]{{1,4}}-[{_UPPER}][\w'’]*)*(?![\w&])"
     rf"|[a-z]{{1,3}}[{_UPPER}][\w'’]*(?![\w&]))"  # iPhone, eBay, macOS
 )
 _CONN = r"(?:of|for|on|and|de|du|da|di|del|della|der|den|van|von|la|le|y|&)(?:[ \t](?:the|der|den|de|la))?"
@@ -231,7 +232,8 @@ class MentionFinder:
                         parts = before.split()
                         p1 = parts[-1].lower() if parts else None
                         p2 = parts[-2].lower() if len(parts) > 1 else None
-                    sp.initial = _HAS_WORD_RE.search(text, ss, start) is None or opens_line(text, start)
+                    sp.initial = (_HAS_WORD_RE.search(text, ss, start) is None or opens_line(text, start)
+                                  or follows_colon(text, start))
                 sp.prev1, sp.prev2 = p1, p2
                 # attributive use: "the AI team", "Boston-based"
                 if text[end:end + 1] == "-" and text[end + 1:end + 2].islower():

@@ -142,7 +142,9 @@ class LLMExtractor:
     # working memory and gleaning list only the names that made rows; relation keywords a list
     # 6: an answer cut by the token cap is never complete, a terminator inside prose ends nothing, records
     # copying the prompt's example or its template lines are dropped, an answer that says nothing fails
-    code_version = "llm-6"
+    # 7: the row builder gives a concept written in lower case ("machine learning", CONCEPT or TECHNOLOGY) one id
+    # in every document, as a name (`normalize.is_description_expr`)
+    code_version = "llm-7"
     example_copies_dropped = 0  # in the last extract(): records that copied the prompt's example, dropped
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
