@@ -16,7 +16,7 @@ load (the GraphQL API), then opens and checks:
   run         that run's page: succeeded, run of kg_pipeline
 
 Each page gets a PNG in --out (default: a new temporary folder, printed at the end). Exit 0 when every check
-passes, 1 naming the missing pieces, 2 when the sample or the UI could not be started. About 2.5 minutes on
+passes, 1 naming the missing pieces, 2 when the sample or the UI could not be started. 1.5 to 3 minutes on
 2 cores, most of it `kg run` and the code location loading (docs/testing.md, "The UI check").
 """
 
