@@ -38,6 +38,8 @@ def test_each_day_carries_its_own_numbers_and_row_counts_are_the_tables(built):
     for day in (EARLIER, today):
         assert events[("documents", day)]["documents_read"].value == 1
         assert events[("chunks", day)]["documents"].value == 1
+        # what the key is, on the Partitions tab (it shows a selected key's metadata, not the asset's description)
+        assert events[("chunks", day)]["partition_key"].value.startswith(f"{day}: an arrival day, the UTC day")
     retro_chunks = project.sql("SELECT count(*) AS n FROM kg.chunks WHERE document_id = 'notes/year_end_retro.md'")["n"][0]
     fresh_chunks = project.sql("SELECT count(*) AS n FROM kg.chunks WHERE document_id = 'web/fresh.md'")["n"][0]
     earlier, fresh = events[("entity_mentions", EARLIER)], events[("entity_mentions", today)]
@@ -72,7 +74,9 @@ def test_each_day_carries_its_own_numbers_and_row_counts_are_the_tables(built):
     # dagster-webserver hides it behind [Show Markdown]
     inline = nodes["graph_picture"].value
     assert len(inline) < 1000 and inline.startswith("![") and "most connected](data:image/svg+xml;base64," in inline
-    small = "".join(ElementTree.fromstring(base64.b64decode(inline.split("base64,", 1)[1].rstrip(")"))).itertext())
+    small_svg = ElementTree.fromstring(base64.b64decode(inline.split("base64,", 1)[1].rstrip(")")))
+    assert small_svg.get("width") and small_svg.get("height")  # without a size of its own the UI draws it 0x0 px
+    small = "".join(small_svg.itertext())
     assert top["label"][0][:10] in small
 
 

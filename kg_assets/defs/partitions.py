@@ -30,6 +30,7 @@ ARRIVAL_DAYS_DESCRIPTION = (
     "arrived in the inbox (`kg.documents.arrival_day`); a run over a key processes that day's documents. "
     "Keys appear as days bring documents (the inbox sensor, the nightly schedule and `kg run` add them); a key "
     "that is not such a day, or a day still to come, is refused.")
+ARRIVAL_DAY_KEY = "{day}: an arrival day, the UTC day on which these documents first arrived in the inbox"
 
 # What a run over some days materializes per partition, and what consolidates all of them afterwards.
 PARTITIONED_ASSETS = ("documents", "chunks", "entity_mentions", "local_relations", "attribute_observations",
@@ -115,9 +116,11 @@ def per_day_counts(days: Sequence[str], frame: pl.DataFrame, **aggregations: pl.
 
 
 def add_partition_metadata(context: dg.AssetExecutionContext, per_day: dict[str, dict], asset_key: str | None = None) -> None:
-    """Each day's own numbers on its own materialization (not the run's totals on every day of a range)."""
+    """Each day's own numbers on its own materialization (not the run's totals on every day of a range), and
+    what its key is: the Partitions tab shows a selected key's metadata, not the asset's description."""
     for day, metadata in per_day.items():
-        context.add_asset_metadata(metadata, asset_key=asset_key, partition_key=day)
+        context.add_asset_metadata({**metadata, "partition_key": ARRIVAL_DAY_KEY.format(day=day)},
+                                   asset_key=asset_key, partition_key=day)
 
 
 def partition_range(days: Sequence[str], ordered_keys: Sequence[str]) -> tuple[str, str]:

@@ -95,7 +95,9 @@ def _circle_markdown(ranked: list[tuple[str, str]], pairs: set[tuple[str, str]],
     names = "".join(f"<text x='{at[n][0] + (6 if at[n][0] >= centre_x else -6)}' y='{at[n][1] + 3}'"
                     f"{'' if at[n][0] >= centre_x else ' text-anchor=' + chr(39) + 'end' + chr(39)}>"
                     f"{_xml(label if len(label) <= label_chars else label[:label_chars - 1] + chr(8230))}</text>" for n, label in ranked)
-    svg = (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 300 150' font-size='9'>"
+    # width and height, not only a viewBox: an <img> of an SVG without them has no size of its own, and the UI's
+    # metadata cell, sized to its content, draws it 0x0 px (scripts/ui_check.py measures it)
+    svg = (f"<svg xmlns='http://www.w3.org/2000/svg' width='300' height='150' viewBox='0 0 300 150' font-size='9'>"
            f"<path d='{lines}' stroke='#999'/>{dots}{names}</svg>")
     return f"![{len(ranked)} most connected](data:image/svg+xml;base64,{base64.b64encode(svg.encode()).decode()})"
 
