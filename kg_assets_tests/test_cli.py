@@ -59,6 +59,7 @@ def test_kg_run_builds_the_warehouse_and_prints_a_summary(tmp_path):
         # the run is the code location's, tagged with what planned it
         (run,) = instance.get_runs(dg.RunsFilter(job_name="kg_pipeline", tags={".dagster/repository": repository_label()}))
         assert run.tags["kg/launched_by"] == "kg run" and run.tags["kg/new_documents"] == "19"
+        assert run.tags["user"].startswith("kg run (")  # the UI's "Launched by"
         assert run.tags["kg/arrival_days"] == sorted(instance.get_dynamic_partitions("arrival_days"))[0]
         assert run.job_code_origin.repository_origin.code_pointer.module == "kg_assets.definitions"
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import getpass
+import os
+import socket
 import sys
 import time
 from pathlib import Path
@@ -127,14 +130,23 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def plan_tags(plan, args: argparse.Namespace) -> dict[str, str]:
-    """What planned the run, shown with it in the UI: the command and the plan's days and document counts."""
+    """What planned the run, shown with it in the UI: the command and the plan's days and document counts;
+    `user` is the tag the UI's "Launched by" column shows (else "Manually launched")."""
     command = ["kg run", *(["--all"] if args.all else []), *(f"--document {key}" for key in args.document or ()),
                *(["--partitions-only"] if args.partitions_only else []), *(["--no-marts"] if args.no_marts else [])]
     days = ", ".join(plan.days) if len(plan.days) <= MAX_TAGGED_DAYS else (
         f"{plan.days[0]} .. {plan.days[-1]} ({len(plan.days):,} days)")
-    return {"kg/launched_by": " ".join(command), "kg/arrival_days": days or "none (consolidation only)",
+    return {"kg/launched_by": " ".join(command), "user": f"kg run ({_login()}@{socket.gethostname()})",
+            "kg/arrival_days": days or "none (consolidation only)",
             "kg/new_documents": str(len(plan.new)), "kg/changed_documents": str(len(plan.changed)),
             "kg/deleted_documents": str(len(plan.deleted))}
+
+
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # a uid without a passwd entry (some containers)
+        return str(os.getuid())
 
 
 def print_summary(warehouse, run_id: str | None) -> None:
