@@ -130,6 +130,10 @@ class LLMSettings(BaseModel):
         2.0, gt=0, validation_alias="KG_LLM_COMPLETION_RATIO",
         description="an extraction answer's token budget: this many tokens per token of its chunk, plus "
         f"{COMPLETION_MARGIN_TOKENS}, at most KG_LLM_MAX_COMPLETION_TOKENS (a looping model stops there)")
+    stream: bool = Field(
+        True, validation_alias="KG_LLM_STREAM",
+        description="tuple answers are streamed and read as they come: a loop or an echo of the prompt stops the "
+        "answer there, keeping what parsed (false: for a server that cannot stream)")
     timeout_s: float = Field(60.0, gt=0, validation_alias="KG_LLM_TIMEOUT_S")
     max_retries: int = Field(4, ge=0, validation_alias="KG_LLM_MAX_RETRIES")
     concurrency: int = Field(16, gt=0, validation_alias="KG_LLM_CONCURRENCY")

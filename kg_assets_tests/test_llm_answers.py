@@ -13,6 +13,7 @@ import pytest
 from kg_assets.core.extraction import prompts
 from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
 from kg_assets.extractors.llm.engine import LLMExtractor
+from kg_assets.extractors.llm.progress import progress_message
 from kg_assets.settings import LLMSettings
 from kg_assets.testing.openai_server import Reply, count_tokens
 from kg_assets.testing.scripted_llm import extraction_responder
@@ -132,17 +133,21 @@ def test_records_copying_the_example_are_dropped_and_counted_even_when_the_text_
 
 
 def _looping(line: str):
-    """A model that repeats `line` until the request's max_tokens, as a server does: cut, 'length'."""
+    """A model that repeats `line` until the request's max_tokens, as a server does: cut, 'length'; streamed,
+    a piece every 5 ms."""
     def respond(request: dict) -> Reply:
         cap = request["max_tokens"]
         ids = encoding(DEFAULT_ENCODING).encode_ordinary(line * (cap // max(1, count_tokens(line)) + 2))[:cap]
-        return Reply(content=encoding(DEFAULT_ENCODING).decode(ids), finish_reason="length", completion_tokens=cap)
+        return Reply(content=encoding(DEFAULT_ENCODING).decode(ids), finish_reason="length", completion_tokens=cap,
+                     piece_delay_s=0.005)
     return respond
 
 
+@pytest.mark.parametrize("stream", [True, False])
 @pytest.mark.parametrize("line", [f"entity{D}Sarah Chen{D}PERSON{D}Leads the lab.\n", "the lab the lab "])
-def test_a_looping_model_stops_at_the_chunks_budget_and_is_never_gleaned_after(openai_server, tmp_path, line):
-    settings = _settings(openai_server, tmp_path, max_gleanings=2, gleaning="always")
+def test_a_looping_model_is_stopped_early_or_at_the_chunks_budget_and_never_gleaned_after(openai_server, tmp_path,
+                                                                                          line, stream):
+    settings = _settings(openai_server, tmp_path, max_gleanings=2, gleaning="always", stream=stream)
     openai_server.set_responder(_looping(line))
     chunks = {"c1": TEXT, "c2": "Marcus Webb joined Northwind Robotics in Pittsburgh. " * 8}
     engine, result = _extract(settings, chunks)
@@ -150,7 +155,12 @@ def test_a_looping_model_stops_at_the_chunks_budget_and_is_never_gleaned_after(o
     used = engine.calls["completion_tokens"].to_list()
     budgets = [settings.completion_budget(count_tokens(t)) for t in chunks.values()]
     assert [r["max_tokens"] for r in openai_server.requests] == budgets
-    assert used == budgets and max(used) <= settings.max_completion_tokens // 3, "well under the 2,000-token cap"
+    if stream:  # read as it comes: the stream is closed where the loop shows, far under the budget
+        assert all(u < b / 3 for u, b in zip(used, budgets)), (used, budgets)
+        assert all(r.client_left for r in openai_server.records)
+        assert engine.calls["error"].str.contains("stream stopped").all()
+    else:  # KG_LLM_STREAM=false: the whole answer, cut at the chunk's budget
+        assert used == budgets and max(used) <= settings.max_completion_tokens // 3, "well under the 2,000-token cap"
     assert set(engine.calls["status"]) == {"degenerate"}
     if "entity" in line:  # what parsed before the loop is kept
         assert result.chunk_status["status"].to_list() == ["ok", "ok"]
@@ -227,9 +237,10 @@ def test_bad_answers_are_counted_in_the_metadata_and_the_run_summary_and_redone_
               if m.asset_key.to_user_string() == "entity_mentions"][:1]
     meta = {k: v.value for k, v in mat.materialization.metadata.items()}
     assert (meta["llm_empty_answers"], meta["llm_degenerate_answers"], meta["llm_errors"]) == (1, 1, 2)
-    assert meta["example_copies_dropped"] >= 1, "the echoed example's records"
     calls = dict(llm_project.sql("SELECT document_id, status FROM kg.llm_calls").iter_rows())
     assert calls == {"fine.md": "ok", "echo.md": "degenerate", "blank.md": "empty"}
+    echo_error = llm_project.sql("SELECT error FROM kg.llm_calls WHERE document_id = 'echo.md'")["error"][0]
+    assert echo_error.startswith("stream stopped: the answer repeats 3 lines of the prompt"), "not read to its end"
     spend = llm_project.warehouse.llm_spend(result.run_id)
     assert (spend["empty"], spend["degenerate"]) == (1, 1)  # what `kg run` prints as "LLM bad answers"
 
@@ -238,3 +249,20 @@ def test_bad_answers_are_counted_in_the_metadata_and_the_run_summary_and_redone_
     assert llm_project.run_all().success
     assert llm_project.server.calls - before == 2, "only the two bad answers are asked again"
     assert set(llm_project.sql("SELECT status FROM kg.chunk_extractions")["status"]) == {"ok"}
+
+
+def test_progress_says_chunks_done_and_the_time_left():
+    assert progress_message(40, 150, 80) == "extracted 40/150 chunks in 1m20s; about 3m40s left"
+    assert progress_message(150, 150, 3700) == "extracted 150/150 chunks in 1h01m"
+    assert progress_message(0, 3, 31) == "extracted 0/3 chunks in 31s"
+
+
+def test_a_slow_server_gets_progress_reports_while_no_chunk_finishes(openai_server, tmp_path):
+    settings = _settings(openai_server, tmp_path, concurrency=1)
+    openai_server.latency_s = 0.6
+    messages: list[str] = []
+    engine = LLMExtractor(settings, progress=messages.append, progress_every_s=0.25)
+    engine.extract(engine_chunks({"c1": TEXT, "c2": "Marcus Webb joined Northwind Robotics."}))
+    assert "extracted 0/2 chunks" in messages[0], "reported before the first chunk finished"
+    assert any(m.startswith("extracted 1/2 chunks") and "left" in m for m in messages), "with the time left"
+    assert messages[-1].startswith("extracted 2/2 chunks")

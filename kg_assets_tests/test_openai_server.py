@@ -185,16 +185,29 @@ def test_server_error_is_internal_server_error(openai_server):
     assert openai_server.calls == 1
 
 
-def test_dropped_connection_is_a_connection_error_and_stream_is_rejected(openai_server):
+def test_dropped_connection_is_a_connection_error_and_a_streamed_tool_call_is_rejected(openai_server):
     openai_server.script(Reply.dropped())
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
     with client(openai_server) as c:
         with pytest.raises(openai.APIConnectionError):
             ask(c, "drop")
         with pytest.raises(openai.BadRequestError) as err:
-            ask(c, "stream", stream=True)
+            ask(c, "stream", stream=True, tools=[tool])
         assert ask(c, "still alive").choices[0].message.content == "OK"
     assert err.value.body["param"] == "stream"
     assert openai_server.records[0].dropped and openai_server.records[0].status is None
+
+
+def test_a_streamed_answer_comes_in_pieces_with_its_finish_reason_and_usage(openai_server):
+    answer = "first line of the answer, long enough to come in two pieces\nsecond\n"
+    openai_server.script(Reply(content=answer, finish_reason="length"))
+    with client(openai_server) as c:
+        chunks = list(ask(c, "stream me", stream=True, stream_options={"include_usage": True}))
+    pieces = [ch.choices[0].delta.content for ch in chunks if ch.choices and ch.choices[0].delta.content]
+    assert "".join(pieces) == answer and len(pieces) == 3
+    assert [ch.choices[0].finish_reason for ch in chunks if ch.choices][-1] == "length"
+    assert chunks[-1].usage.completion_tokens > 0 and not chunks[-1].choices
+    assert openai_server.records[0].pieces_streamed == 3 and not openai_server.records[0].client_left
 
 
 def test_64_concurrent_requests_with_latency_overlap(openai_server):

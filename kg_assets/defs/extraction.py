@@ -52,8 +52,7 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
                scope: RunScope):
     wh = warehouse.get()
     enabled = extractor.entity_extraction_enabled
-    engine = extractor.build_extractor(run_id=context.run_id, progress=lambda done, total: context.log.info(
-        f"extracted {done:,}/{total:,} chunks")) if enabled else None
+    engine = extractor.build_extractor(run_id=context.run_id, progress=context.log.info) if enabled else None
     days = context.partition_keys
     in_scope = documents_in_scope(wh, days, scope)
     ids = in_scope["document_id"].to_list()

@@ -47,6 +47,7 @@ class Reply:
     completion_tokens  override the computed usage.completion_tokens
     tool_name          override the tool name put in the tool call
     tool_calls         several tool calls at once, [(name, arguments_json), ...] (parallel tools)
+    piece_delay_s       with ``stream: true``: seconds between the pieces of the answer (a model's speed)
     """
 
     content: str | None = None
@@ -62,6 +63,7 @@ class Reply:
     completion_tokens: int | None = None
     tool_name: str | None = None
     tool_calls: list[tuple[str, str]] | None = None
+    piece_delay_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.content is not None and not isinstance(self.content, str):
@@ -139,6 +141,8 @@ class RequestRecord:
     dropped: bool = False
     fault: bool = False
     reply: Reply | None = None
+    pieces_streamed: int = 0  # with ``stream: true``: answer pieces sent before the end or the client left
+    client_left: bool = False  # the client closed a streamed answer before its end
 
     @property
     def duration(self) -> float | None:
@@ -216,6 +220,31 @@ def completion_body(seq: int, body: dict, reply: Reply, models: Sequence[str]) -
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+STREAM_PIECE_CHARS = 40  # a streamed answer comes in pieces of a line at most this long, as tokens come
+
+
+def stream_events(seq: int, body: dict, reply: Reply, models: Sequence[str]) -> tuple[list[bytes], bytes]:
+    """The server-sent events of a streamed answer: one `chat.completion.chunk` per piece of a line, and
+    the closing events (the finish reason, then the usage when ``stream_options.include_usage``, then
+    ``[DONE]``)."""
+    whole = completion_body(seq, body, reply, models)
+
+    def event(choices: list, usage: dict | None = None) -> bytes:
+        chunk = {"id": whole["id"], "object": "chat.completion.chunk", "created": whole["created"],
+                 "model": whole["model"], "system_fingerprint": "fp_fake", "choices": choices, "usage": usage}
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+    content = whole["choices"][0]["message"]["content"] or ""
+    pieces = [line[i:i + STREAM_PIECE_CHARS] for line in content.splitlines(keepends=True)
+              for i in range(0, len(line), STREAM_PIECE_CHARS)]
+    lines = [event([{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}])
+             for piece in pieces]
+    end = event([{"index": 0, "delta": {}, "finish_reason": whole["choices"][0]["finish_reason"]}])
+    if (body.get("stream_options") or {}).get("include_usage"):
+        end += event([], whole["usage"])
+    return lines, end + b"data: [DONE]\n\n"
 
 
 def requested_tool(body: dict) -> str | None:

@@ -139,9 +139,9 @@ def request_problem(body: Any) -> dict | None:
     body), or None when the server can answer it."""
     if not isinstance(body, dict):
         return {"message": "We could not parse the JSON body of your request."}
-    if body.get("stream"):
-        return {"message": "stream=true is not supported by FakeOpenAIServer", "code": "unsupported_parameter",
-                "param": "stream"}
+    if body.get("stream") and body.get("tools"):
+        return {"message": "stream=true with tools is not supported by FakeOpenAIServer",
+                "code": "unsupported_parameter", "param": "stream"}
     if not isinstance(body.get("messages"), list):
         return {"message": "'messages' is a required property", "param": "messages"}
     try:

@@ -7,7 +7,7 @@ real sockets. Every request is handled as an asyncio task: injected delays are `
 requests in flight overlap instead of queueing.
 
 Endpoints
-    ``POST /v1/chat/completions``  an OpenAI ``chat.completion`` object (``stream: true`` -> 400)
+    ``POST /v1/chat/completions``  an OpenAI ``chat.completion`` object, or its chunks with ``stream: true``
     ``GET  /v1/models``            the configured model names
     ``GET  /v1/models/{id}``       one model (404 for an unknown one)
 
@@ -80,6 +80,7 @@ from kg_assets.testing.openai_replies import (
     completion_body,
     error_body,
     reply_headers,
+    stream_events,
     wants_json,
 )
 from kg_assets.testing.openai_requests import (
@@ -467,6 +468,9 @@ class FakeOpenAIServer:
                 )
                 response = web.json_response(body_err, status=reply.status, headers=reply_headers(reply, seq))
                 return response
+            if body.get("stream"):
+                response = await self._stream(request, seq, body, reply, record)
+                return response
             response = web.json_response(completion_body(seq, body, reply, self.models), headers=reply_headers(reply, seq))
             return response
         finally:
@@ -475,6 +479,25 @@ class FakeOpenAIServer:
                 record.status = None if record.dropped else (response.status if response is not None else None)
                 self._in_flight -= 1
                 self._changed.notify_all()
+
+    async def _stream(self, request: web.Request, seq: int, body: dict, reply: Reply,
+                      record: RequestRecord) -> web.StreamResponse:
+        """The answer as server-sent events, a piece at a time (``reply.piece_delay_s`` apart), noting how many
+        went out before the client closed the stream."""
+        pieces, end = stream_events(seq, body, reply, self.models)
+        response = web.StreamResponse(headers={**reply_headers(reply, seq), "Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        try:
+            for piece in pieces:
+                await response.write(piece)
+                record.pieces_streamed += 1
+                if reply.piece_delay_s and await self._sleep(reply.piece_delay_s):
+                    break
+            await response.write(end)
+            await response.write_eof()
+        except (ConnectionError, RuntimeError):  # the client closed the stream
+            record.client_left = True
+        return response
 
     def _drop(self, request: web.Request) -> web.StreamResponse:
         transport = request.transport

@@ -14,7 +14,7 @@ from instructor.core import InstructorError
 
 from kg_assets.core.extraction.prompts import ExtractionOut, drop_example_copies, from_structured
 from kg_assets.core.extraction.records import ParsedOutput
-from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples
+from kg_assets.core.extraction.tuple_format import COMPLETE, parse_tuples, repetition
 
 
 class ParseFailure(ValueError):
@@ -106,6 +106,37 @@ def echoed_prompt_lines(content: str, messages: Sequence[dict]) -> int:
     prompt = {" ".join(line.split()) for line in str(messages[0].get("content") or "").splitlines()}
     return sum(1 for line in content.splitlines()
                if len(key := " ".join(line.split())) >= ECHO_MIN_CHARS and key in prompt)
+
+
+STOP_ECHO_LINES = 3  # answer lines copied from the prompt after which a streamed answer is not read further
+STREAM_CHECK_CHARS = 200  # a streamed answer is checked at each line break and at least this often
+
+
+async def read_stream(stream: openai.AsyncStream, messages: Sequence[dict]) -> tuple[str, object, str | None, str | None]:
+    """A streamed answer read as it comes: (text, usage or None, finish reason, why it was stopped or None).
+
+    At each new line the text so far is checked; a loop (a line repeated, a phrase over and over) or an echo
+    of the prompt closes the stream there, which stops the server computing the rest, instead of paying up
+    to the token cap for it. What came before stays, to be parsed as a cut answer."""
+    parts: list[str] = []
+    usage, finish, unchecked = None, None, 0
+    async for chunk in stream:
+        usage = chunk.usage or usage
+        if not chunk.choices:
+            continue
+        piece = chunk.choices[0].delta.content or ""
+        parts.append(piece)
+        finish = chunk.choices[0].finish_reason or finish
+        unchecked += len(piece)
+        if "\n" in piece or unchecked >= STREAM_CHECK_CHARS:  # a phrase can loop without a line break
+            text, unchecked = "".join(parts), 0
+            echoed = echoed_prompt_lines(text, messages)
+            stopped = repetition(text) or (f"the answer repeats {echoed} lines of the prompt"
+                                           if echoed >= STOP_ECHO_LINES else None)
+            if stopped:
+                await stream.close()
+                return text, None, finish, stopped
+    return "".join(parts), usage, finish, None
 
 
 def plain_text_answer(content: str, gleaning_pass: int | None, truncated: bool) -> str:

@@ -55,11 +55,13 @@ from kg_assets.core.files.pdf_figures import Figure, pdf_figures
 from kg_assets.core.normalize import stable_hash
 from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
 from kg_assets.extractors.base import settings_digest
+from kg_assets.extractors.llm.progress import PROGRESS_EVERY_CHUNKS, PROGRESS_EVERY_S, progress_message
 from kg_assets.extractors.llm.answers import (
     ParseFailure,
     plain_text_answer,
-    structured_failure,
     read_extraction_answer,
+    read_stream,
+    structured_failure,
 )
 from kg_assets.storage.llm_cache import LLMCache
 from kg_assets.settings import LLMSettings
@@ -148,10 +150,11 @@ class LLMExtractor:
     example_copies_dropped = 0  # in the last extract(): records that copied the prompt's example, dropped
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
-                 stage_timer: StageTimer | None = None):
+                 stage_timer: StageTimer | None = None, progress_every_s: float = PROGRESS_EVERY_S):
         self.settings = settings
         self.run_id = run_id
-        self.progress = progress  # optional callable(done, total) for visible progress
+        self.progress = progress  # optional callable(message): extraction progress with the time left
+        self.progress_every_s = progress_every_s
         self._stage = stage_timer or (lambda name: _UNTIMED)
         s = settings
         self.entity_types = tuple(s.entity_types)  # hashable: the prompt builders cache on it
@@ -312,14 +315,23 @@ class LLMExtractor:
         ones named), so a document holds at most one slot and its next chunk queues behind the other
         documents' requests. Without it, the chunks are queued round-robin across documents.
         """
-        done = 0
+        done, total, started = 0, len(states), time.monotonic()
         documents = _by_document(states, lambda state: state.row)
+
+        def report() -> None:
+            if self.progress:
+                self.progress(progress_message(done, total, time.monotonic() - started))
 
         def finished() -> None:
             nonlocal done
             done += 1
-            if self.progress and (done % 100 == 0 or done == len(states)):
-                self.progress(done, len(states))
+            if done % PROGRESS_EVERY_CHUNKS == 0 or done == total:
+                report()
+
+        async def every_interval() -> None:  # also while no chunk finishes: a slow server's calls take minutes
+            while True:
+                await asyncio.sleep(self.progress_every_s)
+                report()
 
         async def document_in_order(chunks: list[_ChunkState]) -> None:
             memory = WorkingMemory(self.settings.working_memory_tokens)
@@ -333,11 +345,15 @@ class LLMExtractor:
             await self._chunk(state, ())
             finished()
 
-        with self._stage("requests"):
-            if self.settings.working_memory_tokens:
-                await asyncio.gather(*(document_in_order(chunks) for chunks in documents))
-            else:
-                await asyncio.gather(*(alone(state) for state in _round_robin(documents)))
+        ticker = asyncio.create_task(every_interval())
+        try:
+            with self._stage("requests"):
+                if self.settings.working_memory_tokens:
+                    await asyncio.gather(*(document_in_order(chunks) for chunks in documents))
+                else:
+                    await asyncio.gather(*(alone(state) for state in _round_robin(documents)))
+        finally:
+            ticker.cancel()
         return states
 
     async def _summarize_all(self, requests: dict[str, list[dict]]) -> dict[str, str]:
@@ -453,13 +469,14 @@ class LLMExtractor:
                 result = parse(content, where["gleaning_pass"], truncated)
             self.example_copies_dropped += getattr(result, "example_copies", 0)
             if getattr(result, "degenerate", None):  # a loop or an echo that still held records: kept, noted
-                call.update(status="degenerate", error=f"degenerate answer, records kept: {result.degenerate}"[:500])
+                call.update(status="degenerate",
+                            error=_noted(call, f"degenerate answer, records kept: {result.degenerate}"))
             with self._stage("cache"):
                 self._cache.put(key, model, content, prompt_tokens, completion_tokens, _now())
             return result
         except ParseFailure as exc:
             self.example_copies_dropped += getattr(exc, "example_copies", 0)
-            call.update(status=exc.status, error=str(exc)[:500],
+            call.update(status=exc.status, error=_noted(call, str(exc)),
                         cost_usd=s.cost(call["prompt_tokens"], call["completion_tokens"]))
             with self._stage("cache"):
                 self._cache.forget(key)  # never serve an unusable answer from the cache
@@ -490,13 +507,18 @@ class LLMExtractor:
                 self._cache.log_call({**call, "status": "sent", "created_at": _now()})
             started = time.perf_counter()
             try:
-                completion, content = await self._send(messages, call, structured, response_model, model, max_tokens)
+                content, usage, finish, stopped = await self._send(messages, call, structured, response_model, model,
+                                                                   max_tokens)
             except openai.APITimeoutError as exc:
                 raise _explained_timeout(exc, s.timeout_s)  # the same error, its message explained
             finally:
                 call["latency_ms"] = (time.perf_counter() - started) * 1000
-        usage = completion.usage
-        truncated = completion.choices[0].finish_reason == "length"
+        if stopped:
+            # A stream closed early has no usage from the server: the prompt and what was read, counted here.
+            call["error"] = f"stream stopped: {stopped}"[:500]
+            return (content, count_message_tokens(messages),
+                    len(encoding(DEFAULT_ENCODING).encode_ordinary(content)), True)
+        truncated = finish == "length"
         return content, int(usage.prompt_tokens if usage else 0), int(usage.completion_tokens if usage else 0), truncated
 
     def _parser(self, messages: list[dict]):
@@ -504,7 +526,8 @@ class LLMExtractor:
 
     async def _send(self, messages: list[dict], call: dict, structured: bool,
                     response_model: type[instructor.OpenAISchema], model: str, max_tokens: int):
-        """One request sent (the client's retries included): the completion and its content."""
+        """One request sent (the client's retries included): the answer's text, its usage, why it ended, and why
+        it was stopped early (a streamed answer that looped or echoed the prompt), else None."""
         s = self.settings
         if structured:
             try:
@@ -515,11 +538,18 @@ class LLMExtractor:
             except InstructorError as exc:
                 raise structured_failure(exc, call) from exc
             message = completion.choices[0].message
-            return completion, message.tool_calls[0].function.arguments if message.tool_calls else (message.content or "")
+            content = message.tool_calls[0].function.arguments if message.tool_calls else (message.content or "")
+            return content, completion.usage, completion.choices[0].finish_reason, None
+        if s.stream:
+            stream = await self._client.chat.completions.create(
+                model=model, messages=messages, temperature=s.temperature, max_tokens=max_tokens, stream=True,
+                stream_options={"include_usage": True},
+            )
+            return await read_stream(stream, messages)
         completion = await self._client.chat.completions.create(
             model=model, messages=messages, temperature=s.temperature, max_tokens=max_tokens,
         )
-        return completion, completion.choices[0].message.content or ""
+        return completion.choices[0].message.content or "", completion.usage, completion.choices[0].finish_reason, None
 
     def _parse(self, content: str, gleaning_pass: int, truncated: bool, messages: Sequence[dict] = ()) -> ParsedOutput:
         return read_extraction_answer(content, gleaning_pass, truncated, messages, self.settings.output_format)
@@ -538,6 +568,11 @@ class LLMExtractor:
             records.append(chunk)
         result = build_rows(records, extractor=self.name, extractor_version=self.version)
         return replace(result, calls=self.calls)
+
+
+def _noted(call: dict, message: str) -> str:
+    """A call's error message, after the note already on it (a stream stopped early says why first)."""
+    return "; ".join(filter(None, [call.get("error"), message]))[:500]
 
 
 def _sanitized(parsed: ParsedOutput, engine: LLMExtractor) -> ParsedOutput:
