@@ -76,7 +76,7 @@ def launch_once(port: int) -> dict[str, float]:
     at = {}
     for event in graphql(port, EVENTS, {"id": run_id})["logsForRun"]["events"]:
         at.setdefault(event["__typename"], int(event["timestamp"]) / 1000)
-    return {"end_to_end_s": ended - started,
+    return {"run_id": run_id, "end_to_end_s": ended - started,
             "queued_s": at["RunStartingEvent"] - at["RunEnqueuedEvent"],
             "worker_start_s": at["RunStartEvent"] - at["RunStartingEvent"],
             "steps_s": at["RunSuccessEvent"] - at["RunStartEvent"]}
@@ -100,10 +100,10 @@ def main() -> int:
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_for_location(args.port)
-        print("| launch | end to end s | queued s | run worker start s | steps s |\n|---|---|---|---|---|")
+        print("| launch (run) | end to end s | queued s | run worker start s | steps s |\n|---|---|---|---|---|")
         for n in range(1, args.repeat + 1):
             t = launch_once(args.port)
-            print(f"| {n} | {t['end_to_end_s']:.1f} | {t['queued_s']:.1f} | {t['worker_start_s']:.1f} | {t['steps_s']:.1f} |")
+            print(f"| {n} {t['run_id'][:8]} | {t['end_to_end_s']:.1f} | {t['queued_s']:.1f} | {t['worker_start_s']:.1f} | {t['steps_s']:.1f} |")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)

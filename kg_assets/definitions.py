@@ -40,8 +40,16 @@ def _marts(pools: Pools) -> dg.Definitions:
     return dg.Definitions(assets=[dbt.mart_assets(pools.dbt)], resources={"dbt": dbt.dbt_resource()})
 
 
+_LOADED: dict[str, dg.Definitions] = {}
+
+
 @dg.definitions
 def defs() -> dg.Definitions:
     """What `dagster dev` and `dagster definitions validate` load: settings from the environment, checked
-    here, so a bad value stops the code location from loading and names its variable."""
-    return build_definitions(Settings.from_env())
+    here, so a bad value stops the code location from loading and names its variable. Built once per
+    settings in a process: a run worker loads the repository twice before its first step."""
+    settings = Settings.from_env()
+    key = settings.model_dump_json()
+    if key not in _LOADED:
+        _LOADED[key] = build_definitions(settings)
+    return _LOADED[key]

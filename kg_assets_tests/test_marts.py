@@ -120,6 +120,20 @@ def test_a_run_without_marts_builds_its_job_without_importing_dagster_dbt():
     assert "attribute_supersessions" in out
 
 
+@pytest.mark.process
+def test_the_definitions_are_the_same_without_dbt_cores_python_side():
+    """kg_assets/defs/dbt.py keeps dagster-dbt from importing dbt-core's Python modules: the assets, checks and
+    job (its snapshot) equal those of a process where dagster-dbt did import them, and none got imported."""
+    code = ("import sys{before}; from kg_assets.definitions import defs; d = defs(); g = d.resolve_asset_graph(); "
+            "print(sorted(k.to_user_string() for k in g.get_all_asset_keys()), sorted(map(str, g.asset_check_keys)), "
+            "d.resolve_job_def('kg_pipeline').get_job_snapshot_id(), len([m for m, v in sys.modules.items() if m.startswith('dbt.') and v]))")
+    ours, with_dbt_core = (subprocess.run([sys.executable, "-W", "ignore", "-c", code.format(before=before)], check=True,
+                                          capture_output=True, text=True).stdout.strip().rsplit(" ", 1)
+                           for before in ("", "; import dbt.version"))
+    assert ours[0] == with_dbt_core[0]
+    assert int(ours[1]) == 0 and int(with_dbt_core[1]) > 100
+
+
 def _mart_views(db) -> set[str]:
     import duckdb
 

@@ -74,19 +74,21 @@ class KnowledgeGraph:
         return self.warehouse.connect(read_only=True)
 
     @staticmethod
-    def _prepare(con) -> GraphReads:
+    def _prepare(con, lookup: bool = True) -> GraphReads:
+        """Reads on `con`; with `lookup`, the entity lookup that name matching needs (rebuilt in memory, about
+        a second, when the stored one is stale)."""
         reads = GraphReads(con)
-        if not reads.stored_lookup_is_fresh():
+        if lookup and not reads.stored_lookup_is_fresh():
             reads.use_lookup_frame(build_entity_lookup(reads.lookup_sources()))
         return reads
 
     @contextlib.contextmanager
-    def _open(self) -> Iterator[GraphReads]:
+    def _open(self, lookup: bool = True) -> Iterator[GraphReads]:
         if self._reads is not None:
             yield self._reads
             return
         with self._connect() as con:
-            yield self._prepare(con)
+            yield self._prepare(con, lookup)
 
     # ---- search ----------------------------------------------------------------------------------
     def search(self, query: str, *, types: Sequence[str] = (), limit: int = matching.DEFAULT_LIMIT,
@@ -275,7 +277,7 @@ class KnowledgeGraph:
 
     def core(self, *, top: int = 25) -> Subgraph:
         """The most connected core: the `top` nodes of highest degree and the edges among them."""
-        with self._open() as reads:
+        with self._open(lookup=False) as reads:  # no name is matched
             return _subgraph(reads, reads.most_connected_nodes(top), {})
 
     # ---- context and export --------------------------------------------------------------------------
