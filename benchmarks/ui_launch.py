@@ -103,7 +103,7 @@ def main() -> int:
         print("| launch (run) | end to end s | queued s | run worker start s | steps s |\n|---|---|---|---|---|")
         for n in range(1, args.repeat + 1):
             t = launch_once(args.port)
-            print(f"| {n} {t['run_id'][:8]} | {t['end_to_end_s']:.1f} | {t['queued_s']:.1f} | {t['worker_start_s']:.1f} | {t['steps_s']:.1f} |")
+            print(f"| {n} ({t['run_id'][:8]}) | {t['end_to_end_s']:.1f} | {t['queued_s']:.1f} | {t['worker_start_s']:.1f} | {t['steps_s']:.1f} |")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)
