@@ -87,7 +87,7 @@ def test_kg_run_does_not_redo_an_unchanged_over_limit_file(tmp_path):
     assert "every document is up to date" in second, second
     (inbox / "big.txt").write_text("Grace Hopper " * 1001)
     third = _kg_run(tmp_path, inbox, db, KG_MAX_DOCUMENT_BYTES="2000")
-    assert "1 changed" in third and "(1 documents)" in third
+    assert "1 changed" in third and "(1 document)" in third
 
 
 def test_the_sensor_survives_symlinks_and_their_run_records_each_one(project):
