@@ -94,7 +94,8 @@ def test_the_sensor_survives_symlinks_and_their_run_records_each_one(project):
     shutil.rmtree(project.inbox)
     _symlinked_inbox(project.inbox.parent)
     resources = {k: project.defs.resources[k] for k in ("settings", "warehouse", "extractor")}
-    result = inbox_sensor(dg.build_sensor_context(instance=project.instance, resources=resources))
+    with dg.build_sensor_context(instance=project.instance, resources=resources) as context:  # closed: test_sensor._tick
+        result = inbox_sensor(context)
     project.apply_sensor_result(result)
     assert len(result.run_requests) == 1
     request = result.run_requests[0]
@@ -103,7 +104,8 @@ def test_the_sensor_survives_symlinks_and_their_run_records_each_one(project):
     assert project.execute(tags=request.tags, run_config=request.run_config).success
     _assert_symlink_rows(_current_documents(project.warehouse.path))
     # the next tick sees nothing new: no run, no crash
-    quiet = inbox_sensor(dg.build_sensor_context(instance=project.instance, cursor=result.cursor, resources=resources))
+    with dg.build_sensor_context(instance=project.instance, cursor=result.cursor, resources=resources) as context:
+        quiet = inbox_sensor(context)
     assert quiet.run_requests == []
 
 

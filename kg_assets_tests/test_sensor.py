@@ -15,9 +15,11 @@ RESOURCES = ("settings", "warehouse", "extractor")
 
 
 def _tick(project, cursor):
-    context = dg.build_sensor_context(instance=project.instance, cursor=cursor,
-                                      resources={k: project.defs.resources[k] for k in RESOURCES})
-    result = inbox_sensor(context)
+    # A context is closed after use: left open, its resources' instance context is finalized by the garbage
+    # collector at some later test and resets Dagster's current definitions-state storage there.
+    with dg.build_sensor_context(instance=project.instance, cursor=cursor,
+                                 resources={k: project.defs.resources[k] for k in RESOURCES}) as context:
+        result = inbox_sensor(context)
     if isinstance(result, dg.SensorResult):
         project.apply_sensor_result(result)
     return result
@@ -171,9 +173,9 @@ def test_an_empty_inbox_retracts_everything_and_a_missing_one_retracts_nothing(p
 
 
 def _schedule(project):
-    context = dg.build_schedule_context(instance=project.instance, resources={k: project.defs.resources[k] for k in RESOURCES},
-                                        scheduled_execution_time=dt.datetime.now(dt.UTC))
-    return nightly_refresh(context)
+    with dg.build_schedule_context(instance=project.instance, resources={k: project.defs.resources[k] for k in RESOURCES},
+                                   scheduled_execution_time=dt.datetime.now(dt.UTC)) as context:  # closed: see _tick
+        return nightly_refresh(context)
 
 
 @pytest.mark.instance_on_disk
