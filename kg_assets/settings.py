@@ -190,6 +190,10 @@ class ExtractorSettings(LLMSettings):
         True, validation_alias="KG_ENTITY_EXTRACTION_ENABLED",
         description="extract entities, relations and attributes from chunks at all (seed 002's entityExtractionEnabled); "
         "off: documents, chunks and messages are still ingested, no chunk is given to the extractor")
+    extraction_batch_chunks: int = Field(
+        5000, ge=1, validation_alias="KG_EXTRACTION_BATCH_CHUNKS",
+        description="chunks read, extracted and written per batch within one extraction step: what bounds the "
+        "step's memory; each batch is written as it finishes")
     summary_min_fragments: int = Field(
         8, ge=0, validation_alias="KG_SUMMARY_MIN_FRAGMENTS",
         description="entities with this many distinct description fragments get an LLM summary (0: never)")

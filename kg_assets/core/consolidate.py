@@ -93,6 +93,10 @@ def merge_descriptions(frame: pl.DataFrame, key: list[str]) -> pl.DataFrame:
     )
 
 
+# What build_edges reads of local_relations: the consolidation step reads only these (the rest is most of the memory).
+EDGE_INPUT_COLUMNS = ("chunk_id", "document_id", "source_id", "target_id", "relation_type", "keywords", "description")
+
+
 def build_edges(relations: pl.DataFrame, entity_ids: pl.Series) -> pl.DataFrame:
     """One edge per (source, target, relation_type) between known entities; weight = supporting rows; keywords
     the distinct keywords of its relations, sorted."""

@@ -14,6 +14,7 @@ import dagster as dg
 import polars as pl
 
 from kg_assets.core import schemas
+from kg_assets.core.batches import batches_by_size
 from kg_assets.core.isolation import DocumentFailure, isolate_batch
 from kg_assets.defs.llm_calls import export_calls, spend_per_day
 from kg_assets.defs.partitions import RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts
@@ -48,14 +49,10 @@ def _extract_isolated(engine, todo: pl.DataFrame) -> tuple[ExtractionResult, lis
     return ExtractionResult(**combined), failures
 
 
-def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource,
-               scope: RunScope):
-    wh = warehouse.get()
-    enabled = extractor.entity_extraction_enabled
-    engine = extractor.build_extractor(run_id=context.run_id, progress=context.log.info) if enabled else None
-    days = context.partition_keys
-    in_scope = documents_in_scope(wh, days, scope)
-    ids = in_scope["document_id"].to_list()
+def _extract_batch(context: dg.AssetExecutionContext, wh, extractor: ExtractorResource, engine, scope: RunScope,
+                   ids: list[str], batch: str) -> tuple[pl.DataFrame, pl.DataFrame, list[DocumentFailure]]:
+    """Read, extract and write the documents `ids` (one transaction); returns their chunk_extractions rows with
+    a `reused` flag, the LLM calls made and the documents that failed. Only this batch's rows are in memory."""
     chunks = wh.chunks_for_extraction(ids)
     previous = {t: wh.read_partitions(t, ids) for t in PARTITION_TABLES}
     if engine is None:
@@ -64,7 +61,7 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
         reusable = previous["chunk_extractions"].join(chunks.select("chunk_id"), on="chunk_id", how="semi").select("chunk_id")
         todo = chunks.clear()
         context.log.info(f"entity extraction is off (KG_ENTITY_EXTRACTION_ENABLED=false): {chunks.height:,} chunks "
-                         f"not extracted, {reusable.height:,} kept from earlier runs")
+                         f"not extracted, {reusable.height:,} kept from earlier runs{batch}")
     else:
         reusable = previous["chunk_extractions"].filter(
             (pl.col("status") == "ok") & (pl.col("extractor_version") == engine.version) & (not scope.redo_extraction)
@@ -72,11 +69,9 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
         todo = chunks.join(reusable, on="chunk_id", how="anti")
         context.log.info(
             f"extracting {todo.height:,} of {chunks.height:,} chunks with the {extractor.describe(engine)}; "
-            f"{reusable.height:,} reused"
+            f"{reusable.height:,} reused{batch}"
         )
     result, failures = _extract_isolated(engine, todo)
-    for failure in failures[:20]:
-        context.log.warning(f"document {failure.document_id} failed in step {failure.step}: {failure.error}")
     new = {
         "entity_mentions": result.mentions,
         "local_relations": result.relations,
@@ -85,10 +80,37 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     }
     frames = {t: pl.concat([previous[t].join(reusable, on="chunk_id", how="semi"), new[t]]) for t in PARTITION_TABLES}
     wh.replace_partitions(frames, ids)
+    status = frames["chunk_extractions"].with_columns(reused=pl.col("chunk_id").is_in(reusable["chunk_id"].implode()))
+    return status, result.calls, failures
+
+
+def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, extractor: ExtractorResource,
+               scope: RunScope):
+    wh = warehouse.get()
+    enabled = extractor.entity_extraction_enabled
+    engine = extractor.build_extractor(run_id=context.run_id, progress=context.log.info) if enabled else None
+    days = context.partition_keys
+    in_scope = documents_in_scope(wh, days, scope)
+    # Batches of whole documents, each written as it finishes: memory holds one batch's chunks and rows, and a
+    # run stopped midway keeps what it wrote (the next run reuses those chunks like any extracted chunk).
+    counts = wh.chunk_counts(in_scope["document_id"].to_list())
+    batches = batches_by_size(counts.iter_rows(), extractor.extraction_batch_chunks)
+    statuses, calls, failures = [], [], []
+    for number, ids in enumerate(batches, 1):
+        batch = f" (batch {number} of {len(batches)}, {len(ids):,} documents)" if len(batches) > 1 else ""
+        status, batch_calls, batch_failures = _extract_batch(context, wh, extractor, engine, scope, ids, batch)
+        statuses.append(status)
+        calls.append(batch_calls)
+        failures += batch_failures
     if engine is not None and extractor.uses_llm:
         export_calls(wh, engine.settings.cache_path)
+    for failure in failures[:20]:
+        context.log.warning(f"document {failure.document_id} failed in step {failure.step}: {failure.error}")
+    status = (pl.concat(statuses, how="vertical_relaxed") if statuses
+              else schemas.empty(schemas.CHUNK_EXTRACTIONS).with_columns(reused=pl.lit(False)))
+    calls = pl.concat(calls, how="vertical_relaxed") if calls else ExtractionResult.empty().calls
 
-    failed = result.chunk_status.filter(pl.col("status") != "ok")
+    failed = status.filter(pl.col("status") != "ok")
     for chunk_id, error in failed.select("chunk_id", "error").head(20).iter_rows():
         context.log.warning(f"chunk {chunk_id}: {error}")
     engine_metadata = {"extractor": engine.name, "extractor_version": engine.version, "engine": extractor.describe(engine),
@@ -97,8 +119,7 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
         "engine": "entity extraction off (KG_ENTITY_EXTRACTION_ENABLED=false)"}
     if hasattr(engine, "example_copies_dropped"):  # records that copied the prompt's example (LLM engine)
         engine_metadata["example_copies_dropped"] = engine.example_copies_dropped
-    status = frames["chunk_extractions"].with_columns(
-        reused=pl.col("chunk_id").is_in(reusable["chunk_id"].implode())).join(in_scope, on="document_id")
+    status = status.join(in_scope, on="document_id")
     per_day = per_day_counts(days, status, chunks_extracted=(~pl.col("reused")).sum(), chunks_reused=pl.col("reused").sum(),
                              chunks_failed=(pl.col("status") != "ok").sum(),
                              chunks_without_entities=(pl.col("mention_count") == 0).sum())
@@ -110,8 +131,10 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
         context.log.warning(f"document {document_id}: it has text but no entity was extracted from it")
     empty_per_day = per_day_counts(days, empty, documents_without_entities=pl.len())
     per_day = {day: {**per_day[day], **empty_per_day[day]} for day in days}
-    spend = spend_per_day(days, result.calls.join(in_scope, on="document_id"))
-    rows = {t: per_day_counts(days, frames[t].join(in_scope, on="document_id"), rows=pl.len()) for t in PARTITION_TABLES}
+    spend = spend_per_day(days, calls.join(in_scope, on="document_id"))
+    ids = in_scope["document_id"].to_list()
+    rows = {t: per_day_counts(days, wh.rows_per_document(t, ids).join(in_scope, on="document_id"), rows=pl.col("rows").sum())
+            for t in PARTITION_TABLES}
     for table in PARTITION_TABLES:
         add_partition_metadata(context, {day: {"rows_written": rows[table][day]["rows"], **per_day[day], **spend[day]}
                                          for day in days}, asset_key=table)

@@ -9,7 +9,8 @@ import dagster as dg
 import polars as pl
 
 from kg_assets.core.chat import observation_message_times
-from kg_assets.core.consolidate import build_edges, build_entities, build_nodes, summary_candidates, with_summaries
+from kg_assets.core.consolidate import (EDGE_INPUT_COLUMNS, build_edges, build_entities, build_nodes, summary_candidates,
+                                        with_summaries)
 from kg_assets.core.extraction.prompts import build_summary_messages
 from kg_assets.core.linking import apply_redirects, keep_created_at
 from kg_assets.core.planning import frame_digest
@@ -93,7 +94,7 @@ def entity_summaries(context: dg.AssetExecutionContext, warehouse: WarehouseReso
 def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource, graph: GraphResource):
     wh = warehouse.get()
     entities = with_summaries(wh.current_entities(), wh.entity_summaries())
-    relations = apply_redirects(wh.local_relations(), wh.redirects(), ["source_id", "target_id"])
+    relations = apply_redirects(wh.local_relations(EDGE_INPUT_COLUMNS), wh.redirects(), ["source_id", "target_id"])
     relations, schema_counts = apply_relation_schema(relations, graph.relation_types, graph.relation_type_map,
                                                      graph.unknown_relation_types)
     if schema_counts["unknown"] or schema_counts["mapped"]:

@@ -87,11 +87,26 @@ class WarehouseReads:
             {"ids": list(document_ids)},
         )
 
+    def chunk_counts(self, document_ids: Sequence[str]) -> pl.DataFrame:
+        """document_id and chunks (its current chunk count, 0 for none) of the given documents, in their order."""
+        ids = list(document_ids)
+        counted = self._read(f"""SELECT document_id, count(*) AS chunks FROM {SCHEMA}.chunks
+                                 WHERE document_id IN (SELECT unnest($ids)) GROUP BY document_id""", {"ids": ids})
+        return (pl.DataFrame({"document_id": ids}, schema={"document_id": pl.String})
+                .join(counted, on="document_id", how="left", maintain_order="left")
+                .select("document_id", pl.col("chunks").fill_null(0).cast(pl.Int64)))
+
+    def rows_per_document(self, table: str, document_ids: Sequence[str]) -> pl.DataFrame:
+        """document_id and rows (its current rows in `table`) of those of the given documents that have any."""
+        return self._read(f"""SELECT document_id, count(*) AS rows FROM {SCHEMA}.{table}
+                              WHERE document_id IN (SELECT unnest($ids)) AND {_current(table)} GROUP BY document_id""",
+                          {"ids": list(document_ids)})
+
     def entity_mentions(self, columns: Sequence[str] = (), distinct: bool = False) -> pl.DataFrame:
         return self._rows("entity_mentions", columns, distinct=distinct)
 
-    def local_relations(self) -> pl.DataFrame:
-        return self._rows("local_relations")
+    def local_relations(self, columns: Sequence[str] = ()) -> pl.DataFrame:
+        return self._rows("local_relations", columns)
 
     def attribute_observations(self) -> pl.DataFrame:
         return self._rows("attribute_observations")
