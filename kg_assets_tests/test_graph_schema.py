@@ -2,6 +2,7 @@
 relation-type schema (KG_RELATION_TYPES, KG_RELATION_TYPE_MAP, KG_UNKNOWN_RELATION_TYPES), each run through
 the real linking and graph steps on a built warehouse."""
 
+import json
 import dagster as dg
 import polars as pl
 import pytest
@@ -113,3 +114,20 @@ def test_the_graph_keeps_only_allowed_relation_types_and_counts_the_rest(built):
     assert types == {"LEADS"}
     meta = _metadata(project, "graph_edges")
     assert meta["relations_dropped_by_schema"] == sum(count.values()) - count["LEADS"]
+
+
+def test_kg_eval_linking_scores_the_configured_linker(kg_cli, tmp_path):
+    # "Acme" typed two ways: the name rules keep ORGANIZATION and LOCATION readings of one document apart only
+    # when both are real types; the plug-in links every equal name, whatever the type.
+    rows = [("d1", "m1", "Acme Corp", "ORGANIZATION", "acme"), ("d1", "m2", "ACME CORP", "LOCATION", "acme"),
+            ("d2", "m3", "Zurich", "LOCATION", "zurich"), ("d2", "m4", "zurich", "OTHER", "zurich")]
+    path = tmp_path / "mentions.jsonl"
+    path.write_text("".join(json.dumps({"doc_id": d, "mention_id": m, "text": t, "type": ty, "gold_cluster": g}) + "\n"
+                            for d, m, t, ty, g in rows))
+    plugin = kg_cli("eval", "linking", path, env={"KG_LINKER": "kg_assets_tests.linker_plugin:SameNameLinker"})
+    rules = kg_cli("eval", "linking", path, env={"KG_LINKER": "name_rules"})
+    assert plugin.returncode == rules.returncode == 0, plugin.stderr + rules.stderr
+    scored, baseline = json.loads(plugin.stdout.splitlines()[-1]), json.loads(rules.stdout.splitlines()[-1])
+    assert (scored["linker"], scored["linker_version"]) == ("same_name", "same-name-1")
+    assert baseline["linker"] == "name_rules"
+    assert scored["bcubed_f1"] == 1.0  # equal names ignoring case: exactly the gold clusters

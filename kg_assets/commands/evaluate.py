@@ -40,7 +40,7 @@ def extraction_command(args: argparse.Namespace) -> int:
 
     from kg_assets.core.chunking import chunk_documents
     from kg_assets.evaluation.extraction import score_document, summarize
-    from kg_assets.core.linking import NameLinker, apply_redirects
+    from kg_assets.core.linking import apply_redirects
     from kg_assets.extractors.factory import build_extractor, describe_extractor
     started = time.perf_counter()
     gold = [json.loads(line) for line in Path(args.docs).read_text().splitlines() if line.strip()]
@@ -54,7 +54,7 @@ def extraction_command(args: argparse.Namespace) -> int:
     chunks = chunk_documents(docs, settings.ingest.chunking()).join(docs.select("document_id", "headings"), on="document_id")
     print(f"kg eval extraction: {len(gold)} documents, {chunks.height} chunks, {describe_extractor(extractor, engine)}", file=sys.stderr)
     result = engine.extract(chunks)
-    linker = NameLinker()
+    linker = configured_linker(settings)
     counts = []
     for doc in gold:
         mentions = result.mentions.filter(pl.col("document_id") == str(doc["doc_id"]))
@@ -70,6 +70,7 @@ def extraction_command(args: argparse.Namespace) -> int:
         "documents": len(gold),
         "extractor": engine.name,
         "extractor_version": engine.version,
+        "linker_version": linker.version,
         "llm_calls": calls.height,
         "cache_hits": result.calls.height - calls.height,
         "prompt_tokens": int(calls["prompt_tokens"].sum() or 0),
@@ -80,19 +81,26 @@ def extraction_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def configured_linker(settings):
+    """The linker the pipeline would use (KG_LINKER: the name rules or a plug-in), so an eval scores what runs."""
+    from kg_assets.defs.resources import GraphResource
+
+    return GraphResource(**settings.graph.model_dump()).build_linker()
+
+
 def linking_command(args: argparse.Namespace) -> int:
     """Linking quality on annotated mentions: writes one cluster per mention, last line is one JSON object."""
     import json
 
     from kg_assets.evaluation.linking import link_eval_mentions, read_mentions, redocred_mentions, score_linking
-    from kg_assets.core.linking import NameLinker
 
+    linker = configured_linker(load_settings(args))
     first = json.loads(Path(args.mentions).open().readline())
     # Documents with gold entities (Re-DocRED format) give within-document clusters: link per document.
     per_document = args.per_document or "entities" in first
     mentions = redocred_mentions(args.mentions) if "entities" in first else read_mentions(args.mentions)
-    linker = NameLinker()
-    scores = score_linking(mentions, linker, per_document=per_document)
+    scores = {**score_linking(mentions, linker, per_document=per_document), "linker": linker.name,
+              "linker_version": linker.version}
     if args.out:
         clusters = link_eval_mentions(mentions, linker, per_document=per_document)
         with open(args.out, "w") as out:
