@@ -412,9 +412,11 @@ class Warehouse(WarehouseReads):
                     EXCEPT SELECT {columns} FROM {SCHEMA}.{table} o WHERE o.valid_until IS NULL {scope}""",
                 params,
             )
-            merged = fetch_frame(
-                con,
-                f"""SELECT n.*, coalesce(o.valid_from, $ts) AS valid_from, NULL::TIMESTAMPTZ AS valid_until
+            # Kept in DuckDB, not fetched back into Python and inserted again: a first consolidation writes every
+            # row, and the round trip was the step's peak memory (about 400 MB for 275,302 edges).
+            con.execute(
+                f"""CREATE OR REPLACE TEMP TABLE _merged AS
+                    SELECT n.*, coalesce(o.valid_from, $ts) AS valid_from, NULL::TIMESTAMPTZ AS valid_until
                     FROM _changed n LEFT JOIN {SCHEMA}.{table} o ON {on} AND o.valid_until IS NULL""",
                 {"ts": ts},
             )
@@ -422,11 +424,13 @@ class Warehouse(WarehouseReads):
                 f"""DELETE FROM {SCHEMA}.{table} o WHERE o.valid_until IS NULL
                     AND EXISTS (SELECT 1 FROM _changed n WHERE {on})"""
             )
+            con.execute(f"INSERT INTO {SCHEMA}.{table} BY NAME SELECT * FROM _merged")
+            written = fetch_scalar(con, "SELECT count(*) FROM _merged")
             con.execute("DROP TABLE _changed")
+            con.execute("DROP TABLE _merged")
         finally:
             con.unregister("_new")
-        self._insert(con, table, merged)
-        return {"current": new.height, "closed": int(closed or 0), "written": merged.height}
+        return {"current": new.height, "closed": int(closed or 0), "written": int(written)}
 
     def replace_tables(self, frames: dict[str, pl.DataFrame]) -> None:
         """Replace whole derived tables (redirects, attribute history) atomically, all or none."""
