@@ -31,7 +31,7 @@ MATERIALIZE = """mutation($params: ExecutionParams!) { launchPipelineExecution(e
   __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }"""
 STATUS = """query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }"""
 EVENTS = """query($id: ID!) { logsForRun(runId: $id) { ... on EventConnection {
-  events { __typename ... on MessageEvent { timestamp } } } } }"""
+  events { __typename ... on MessageEvent { timestamp message } } } } }"""
 JOB = """{ pipelineOrError(params: {pipelineName: "kg_pipeline", repositoryName: "__repository__",
   repositoryLocationName: "kg_assets"}) { __typename } }"""
 PARAMS = {"selector": {"repositoryLocationName": "kg_assets", "repositoryName": "__repository__",
@@ -59,7 +59,7 @@ def wait_for_location(port: int, timeout_s: float = 300) -> None:
     raise SystemExit(f"the code location did not load within {timeout_s:.0f}s")
 
 
-def launch_once(port: int) -> dict[str, float]:
+def launch_once(port: int, show_events: bool = False) -> dict[str, float]:
     started = time.time()
     answer = graphql(port, MATERIALIZE, {"params": PARAMS})["launchPipelineExecution"]
     if answer["__typename"] != "LaunchRunSuccess":
@@ -74,8 +74,12 @@ def launch_once(port: int) -> dict[str, float]:
     if run["status"] != "SUCCESS":
         raise SystemExit(f"run {run_id} ended {run['status']}")
     at = {}
-    for event in graphql(port, EVENTS, {"id": run_id})["logsForRun"]["events"]:
+    events = graphql(port, EVENTS, {"id": run_id})["logsForRun"]["events"]
+    for event in events:
         at.setdefault(event["__typename"], int(event["timestamp"]) / 1000)
+    if show_events:
+        for event in events:
+            print(f"  {int(event['timestamp']) / 1000 - started:6.2f}s {event['__typename']}: {event['message'][:110]}")
     return {"run_id": run_id, "end_to_end_s": ended - started,
             "queued_s": at["RunStartingEvent"] - at["RunEnqueuedEvent"],
             "worker_start_s": at["RunStartEvent"] - at["RunStartingEvent"],
@@ -86,6 +90,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--port", type=int, default=3399)
+    parser.add_argument("--events", action="store_true", help="print each run's events, in seconds from the launch")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="kg_ui_launch_"))
     home = folder / "dagster_home"
@@ -102,7 +107,7 @@ def main() -> int:
         wait_for_location(args.port)
         print("| launch (run) | end to end s | queued s | run worker start s | steps s |\n|---|---|---|---|---|")
         for n in range(1, args.repeat + 1):
-            t = launch_once(args.port)
+            t = launch_once(args.port, args.events)
             print(f"| {n} ({t['run_id'][:8]}) | {t['end_to_end_s']:.1f} | {t['queued_s']:.1f} | {t['worker_start_s']:.1f} | {t['steps_s']:.1f} |")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
