@@ -184,4 +184,26 @@ def test_manual_facts_survive_reruns_and_are_never_set_aside_for_automatic_ones(
 def test_remember_refuses_what_is_no_fact(project, capsys):
     assert main(["facts", "remember", "u-lena", "   ", "--db", str(project.warehouse.path)]) == 2
     assert "not a storable fact" in capsys.readouterr().err
-    assert main(["facts", "list", "u-nobody", "--db", str(project.warehouse.path)]) == 2
+    # what chat extraction would skip (the seed's extractability rules) is refused, unless forced
+    assert main(["facts", "remember", "u-lena", "hi", "--db", str(project.warehouse.path)]) == 2
+    assert ("'hi' is not a storable fact: chat extraction would skip it (shorter than 20 characters); --force stores it"
+            in capsys.readouterr().err)
+    assert not project.warehouse.exists(), "nothing was written"
+    assert main(["facts", "remember", "u-lena", "hi", "--force", "--db", str(project.warehouse.path)]) == 0
+    assert project.sql("SELECT count(*) FROM kg.user_facts WHERE content = 'hi'").item() == 1
+    # an unknown user is the same answer from list and context
+    capsys.readouterr()
+    for action in ("list", "context"):
+        assert main(["facts", action, "u-nobody", "--db", str(project.warehouse.path)]) == 2
+        assert f"kg facts {action}: no messages or facts of 'u-nobody'" in capsys.readouterr().err
+
+
+def test_remember_says_when_a_fact_duplicates_one_they_have(project, capsys):
+    db = str(project.warehouse.path)
+    assert main(["facts", "remember", "u-lena", "I'm allergic to peanuts", "--db", db]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("it adds to their facts")
+    assert main(["facts", "remember", "u-lena", "I'm allergic to peanuts", "--db", db]) == 0
+    first = project.sql("SELECT fact_id FROM kg.user_facts WHERE is_active AND content = 'is allergic to peanuts'").item()
+    said = capsys.readouterr().out
+    assert f"a duplicate (exact 1.00) of their fact 'is allergic to peanuts' ({first}), which stays" in said, said
+    assert "adds to their facts" not in said

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kg_assets.commands import run_report
 from kg_assets.core.extraction import prompts
 from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
 from kg_assets.extractors.llm.engine import LLMExtractor
@@ -214,7 +215,7 @@ def test_kg_llm_check_reports_format_latency_speed_and_a_timeout(openai_server, 
     assert "does not follow the format: status degenerate" in bad.stdout
 
 
-def test_bad_answers_are_counted_in_the_metadata_and_the_run_summary_and_redone_by_the_rerun(llm_project):
+def test_bad_answers_are_counted_in_the_metadata_and_the_run_summary_and_redone_by_the_rerun(llm_project, capsys):
     import shutil
 
     shutil.rmtree(llm_project.inbox)
@@ -243,6 +244,10 @@ def test_bad_answers_are_counted_in_the_metadata_and_the_run_summary_and_redone_
     assert echo_error.startswith("stream stopped: the answer repeats 3 lines of the prompt"), "not read to its end"
     spend = llm_project.warehouse.llm_spend(result.run_id)
     assert (spend["empty"], spend["degenerate"]) == (1, 1)  # what `kg run` prints as "LLM bad answers"
+    run_report.print_bad_answers(llm_project.warehouse.bad_llm_answers(result.run_id))  # and under it, each chunk
+    named = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0].split()[0] for line in named] == ["blank.md", "echo.md"], named
+    assert ": empty: empty answer: blank" in named[0] and ": degenerate: stream stopped: the answer repeats 3 lines" in named[1]
 
     llm_project.server.set_responder(normal)
     before = llm_project.server.calls

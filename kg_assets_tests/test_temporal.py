@@ -422,6 +422,9 @@ def test_the_warehouse_attribute_views_match_the_polars_functions(tmp_path):
             con.execute("SET VARIABLE kg_as_of = ?", [when])
             assert sorted(r[0] for r in con.execute("SELECT attribute_id FROM kg.entity_attributes_as_of").fetchall()) == expected
         assert ids(f"SELECT attribute_id FROM kg.entity_attributes_at(TIMESTAMPTZ '{when.isoformat()}')") == expected
+    # without the variable: an error naming it, not an empty answer
+    with pytest.raises(Exception, match="reads the variable kg_as_of, which is not set: SET VARIABLE kg_as_of"):
+        wh.run_user_query("SELECT * FROM kg.entity_attributes_as_of")
 
 
 def test_values_naming_a_linked_entity_resolve_to_its_canonical_name():

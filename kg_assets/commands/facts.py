@@ -79,6 +79,8 @@ def register(subparsers) -> None:
         if name in ("remember", "teach"):
             action.add_argument("text", help='the fact, e.g. "I am allergic to peanuts" or "is allergic to peanuts"')
             action.add_argument("--type", help="fact type (default: the offline extractor's cues, else general)")
+            action.add_argument("--force", action="store_true",
+                                help="keep a text that chat extraction would skip (too short, a greeting, a command)")
         if name == "teach":
             action.add_argument("--by", required=True, help="the admin who states it")
         if name == "list":
@@ -103,7 +105,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
     import polars as pl
 
     from kg_assets.core.facts.memory import manual_fact, rebuild_memory
-    from kg_assets.core.facts.rules import FACT_TYPES
+    from kg_assets.core.facts.rules import FACT_TYPES, extractability_problem
 
     from kg_assets.extractors.facts.heuristic import heuristic_facts
 
@@ -117,6 +119,13 @@ def cmd_remember(args: argparse.Namespace) -> int:
     if args.user in store.forgotten_user_ids():
         print(f"kg facts {args.action}: {args.user} is forgotten; `kg facts unforget {args.user}` first", file=sys.stderr)
         return 2
+    # The seed's rules for which chat messages go to extraction; a short text the offline cues read as a fact
+    # ("I speak Portuguese") passes, "hi" does not.
+    problem = extractability_problem(args.text.strip())
+    if problem is not None and not found and not args.force:
+        print(f"kg facts {args.action}: {args.text!r} is not a storable fact: chat extraction would skip it ({problem}); "
+              f"--force stores it anyway", file=sys.stderr)
+        return 2
     teach = args.action == "teach"
     try:
         row, notes = manual_fact(args.user, args.text, at=datetime.now(UTC), source="admin" if teach else "manual",
@@ -129,10 +138,15 @@ def cmd_remember(args: argparse.Namespace) -> int:
     stored = store.user_facts(args.user).filter(pl.col("fact_id") == row["fact_id"]).row(0, named=True)
     for note in notes:
         print(f"  note: {note}")
+    said = (f"kg facts {args.action}: {args.user} {stored['content']!r} ({stored['fact_type']}, source {stored['source']}, "
+            f"confidence {stored['confidence']}, importance {stored['importance']})")
+    if stored["duplicate_of"]:
+        original = store.user_facts(args.user).filter(pl.col("fact_id") == stored["duplicate_of"]).row(0, named=True)
+        print(f"{said}: a duplicate ({stored['dedup_rule']} {stored['dedup_score']:.2f}) of their fact "
+              f"{original['content']!r} ({original['fact_id']}), which stays; kept as history only")
+        return 0
     what = "replaces" if stored["supersedes"] or stored["dedup_guard"] == "manual" else "adds"
-    print(f"kg facts {args.action}: {args.user} {stored['content']!r} ({stored['fact_type']}, source {stored['source']}, "
-          f"confidence {stored['confidence']}, importance {stored['importance']}); it {what} "
-          f"{'a fact' if what == 'replaces' else 'to their facts'}")
+    print(f"{said}; it {what} {'a fact' if what == 'replaces' else 'to their facts'}")
     return 0
 
 
@@ -183,6 +197,9 @@ def cmd_context(args: argparse.Namespace) -> int:
     from kg_assets.core.facts.context import context_block
 
     settings, store = _store(args)
+    if not store.is_known_user(args.user):  # as `kg facts list` says it
+        print(f"kg facts context: no messages or facts of {args.user!r} in {store.wh.path}", file=sys.stderr)
+        return 2
     person = store.chat_user(args.user)
     try:
         block = context_block(store.user_facts(args.user), args.user, person["name"] if person else None,

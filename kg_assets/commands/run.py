@@ -114,19 +114,19 @@ def run_command(args: argparse.Namespace) -> int:
         asset_selection=spec.asset_selection,
         run_config={**spec.run_config, "loggers": {"console": {"config": {"log_level": args.log_level}}}},
     )
-    print(f"\nkg run {'succeeded' if result.success else 'FAILED'} in {time.perf_counter() - started:.1f}s "
-          f"(run {result.run_id}); warehouse {warehouse.path}")
     if not warehouse.exists():
+        print(f"\nkg run FAILED in {time.perf_counter() - started:.1f}s (run {result.run_id})")
         print("  the run wrote no warehouse", file=sys.stderr)
         return 1
-    print_summary(warehouse, result.run_id)
-    failed_chunks = run_report.print_failed_chunks(warehouse)
     checks = result.get_asset_check_evaluations()
     failing = [c for c in checks if not c.passed]
-    print(f"  checks           {len(checks) - len(failing)}/{len(checks)} passed")
-    for check in failing:
-        print(f"    FAILED {check.asset_key.to_user_string()}:{check.check_name}")
-    return run_report.exit_code(result.success, len(failing), failed_chunks, args.allow_failed_chunks)
+    failed = warehouse.failed_chunks()
+    print(f"\nkg run {run_report.headline(result.success, len(failing), failed.height)} in "
+          f"{time.perf_counter() - started:.1f}s (run {result.run_id}); warehouse {warehouse.path}")
+    print_summary(warehouse, result.run_id)
+    run_report.print_failed_chunks(failed)
+    run_report.print_checks(checks)
+    return run_report.exit_code(result.success, len(failing), failed.height, args.allow_failed_chunks)
 
 
 def plan_tags(plan, args: argparse.Namespace) -> dict[str, str]:
@@ -166,3 +166,4 @@ def print_summary(warehouse, run_id: str | None) -> None:
         if calls.get("empty") or calls.get("degenerate"):
             print(f"  {'LLM bad answers':<16} {calls['empty'] + calls['degenerate']:>10,}  ({calls['empty']:,} empty, "
                   f"{calls['degenerate']:,} degenerate: loops or echoes of the prompt; see docs/llm.md)")
+            run_report.print_bad_answers(warehouse.bad_llm_answers(run_id))

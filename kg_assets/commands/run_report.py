@@ -1,9 +1,10 @@
 """What `kg run` reports after its run besides the row counts: failed chunks, documents with text in which
 no entity was found (a warning, not a failure: e.g. a script the extractor cannot read), and the exit code.
 
-Exit codes: 0 the run and its checks succeeded; 1 the run failed, or a check failed; 2 bad arguments or
-settings; 3 the run succeeded but some chunks failed extraction (listed with their documents; a rerun redoes
-exactly those chunks), unless --allow-failed-chunks; 130 interrupted while waiting for a pool.
+Exit codes: 0 the run and its checks succeeded; 1 the run failed, or a check failed (even when chunks failed
+too: a failed check is never hidden behind them); 2 bad arguments or settings; 3 the run and every check
+succeeded but some chunks failed extraction (listed with their documents; a rerun redoes exactly those chunks),
+unless --allow-failed-chunks; 130 interrupted while waiting for a pool.
 """
 
 from __future__ import annotations
@@ -18,16 +19,49 @@ def add_options(parser) -> None:
                         help=f"exit {OK}, not {FAILED_CHUNKS}, when some chunks failed extraction")
 
 
-def print_failed_chunks(warehouse) -> int:
-    """List the chunks whose extraction failed (the first few) and their documents; returns how many."""
-    failed = warehouse.failed_chunks()
+def headline(run_succeeded: bool, failing_checks: int, failed_chunks: int) -> str:
+    """What `kg run` says happened, in one phrase: 'succeeded' only when nothing failed."""
+    if not run_succeeded:
+        return "FAILED"
+    failures = [f"{n:,} failed {what}{'' if n == 1 else 's'}"
+                for n, what in ((failing_checks, "check"), (failed_chunks, "chunk")) if n]
+    return f"finished with {' and '.join(failures)}" if failures else "succeeded"
+
+
+def print_failed_chunks(failed) -> None:
+    """List the chunks whose extraction failed (the first few) and their documents."""
     documents = failed["document_id"].unique(maintain_order=True).to_list()
-    print(f"  {'failed chunks':<16} {failed.height:>10,}" + (f"  (in {len(documents):,} documents)" if documents else ""))
+    where = f"  (in {len(documents):,} document{'' if len(documents) == 1 else 's'})" if documents else ""
+    print(f"  {'failed chunks':<16} {failed.height:>10,}{where}")
     for document_id, chunk_index, _, error in failed.head(SHOWN_CHUNKS).iter_rows():
         print(f"    {document_id} chunk {chunk_index}: {_shorten(error)}")
     if failed.height > SHOWN_CHUNKS:
         print(f"    … {failed.height - SHOWN_CHUNKS:,} more: kg sql \"SELECT * FROM kg.chunk_extractions WHERE status <> 'ok'\"")
-    return failed.height
+
+
+def print_bad_answers(bad) -> None:
+    """The chunks (or chat messages) whose LLM answer was empty or degenerate, the first few; the next run asks again."""
+    for document_id, item, status, error in bad.head(SHOWN_CHUNKS).iter_rows():
+        print(f"    {document_id} {item}: {status}" + (f": {_shorten(error)}" if error else ""))
+    if bad.height > SHOWN_CHUNKS:
+        print(f"    … {bad.height - SHOWN_CHUNKS:,} more: kg sql \"SELECT * FROM kg.llm_calls WHERE status IN ('empty', 'degenerate')\"")
+
+
+def print_checks(checks) -> None:
+    """The count of passed checks, then each failed one with its reason (the check's own, or its description)."""
+    failing = [c for c in checks if not c.passed]
+    print(f"  checks           {len(checks) - len(failing)}/{len(checks)} passed")
+    for check in failing:
+        reason = check.description or _metadata_reason(check.metadata)
+        print(f"    FAILED {check.asset_key.to_user_string()}:{check.check_name}" + (f": {_shorten(reason)}" if reason else ""))
+
+
+def _metadata_reason(metadata) -> str:
+    # dbt's tests say what failed in their metadata, not their description
+    for key in ("failed_row_count", "violations", "status"):
+        if key in metadata:
+            return f"{key} {getattr(metadata[key], 'value', metadata[key])}"
+    return ""
 
 
 def print_documents_without_entities(warehouse) -> int:
@@ -43,12 +77,10 @@ def print_documents_without_entities(warehouse) -> int:
 
 
 def exit_code(run_succeeded: bool, failing_checks: int, failed_chunks: int, allow_failed_chunks: bool) -> int:
-    """A failed run first; then failed chunks (the likelier cause of a failing extraction_health check)."""
-    if not run_succeeded:
+    """A failed run or a failed check first (both listed above it); then failed chunks."""
+    if not run_succeeded or failing_checks:
         return FAILED
-    if failed_chunks and not allow_failed_chunks:
-        return FAILED_CHUNKS
-    return FAILED if failing_checks else OK
+    return FAILED_CHUNKS if failed_chunks and not allow_failed_chunks else OK
 
 
 def _shorten(error: str | None) -> str:

@@ -69,10 +69,17 @@ def extraction_health(warehouse: WarehouseResource, check_thresholds: CheckThres
     stats = warehouse.get().extraction_stats()
     failed_share = stats["failed"] / stats["chunks"] if stats["chunks"] else 0.0
     empty_share = stats["empty"] / stats["chunks"] if stats["chunks"] else 0.0
+    reasons = [f"{stats[what]:,} of {stats['chunks']:,} chunks {said} ({share:.0%}, at most {limit:.0%} allowed by "
+               f"{variable})"
+               for what, said, share, limit, variable in (
+                   ("failed", "failed extraction", failed_share, max_failed, "KG_MAX_FAILED_CHUNK_SHARE"),
+                   ("empty", "came back with no entity", empty_share, max_empty, "KG_MAX_EMPTY_CHUNK_SHARE"))
+               if share > limit]
     return dg.AssetCheckResult(
-        passed=failed_share <= max_failed and empty_share <= max_empty,
+        passed=not reasons,
         metadata={**stats, "failed_share": failed_share, "empty_share": empty_share,
                   "max_failed_share": max_failed, "max_empty_share": max_empty},
+        description="; ".join(reasons) or None,
     )
 
 

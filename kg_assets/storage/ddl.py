@@ -41,11 +41,16 @@ SELECT *,
 FROM {SCHEMA}.entity_attributes
 ORDER BY entity_id, attr_key, valid_from"""
 
-# The values in force at `SET VARIABLE kg_as_of = TIMESTAMPTZ '…'` (a view cannot take a parameter).
+# The values in force at `SET VARIABLE kg_as_of = TIMESTAMPTZ '…'` (a view cannot take a parameter); without the
+# variable it is an error that says so, not an empty answer.
 ATTRIBUTES_AS_OF_VIEW = f"""CREATE OR REPLACE VIEW {SCHEMA}.entity_attributes_as_of AS
 SELECT * FROM {SCHEMA}.entity_attributes
-WHERE valid_from <= getvariable('kg_as_of')
-  AND (valid_until IS NULL OR getvariable('kg_as_of') < valid_until)"""
+WHERE CASE WHEN getvariable('kg_as_of') IS NULL
+           THEN error('kg.entity_attributes_as_of reads the variable kg_as_of, which is not set: '
+                      || 'SET VARIABLE kg_as_of = TIMESTAMPTZ ''2025-03-01'' first, '
+                      || 'or use kg.entity_attributes_at(TIMESTAMPTZ ''2025-03-01'')')
+           ELSE valid_from <= getvariable('kg_as_of')
+                AND (valid_until IS NULL OR getvariable('kg_as_of') < valid_until) END"""
 
 # The same as a table macro: SELECT * FROM kg.entity_attributes_at(TIMESTAMPTZ '2025-03-01').
 ATTRIBUTES_AT_MACRO = f"""CREATE OR REPLACE MACRO {SCHEMA}.entity_attributes_at(ts) AS TABLE

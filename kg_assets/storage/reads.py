@@ -256,6 +256,14 @@ class WarehouseReads:
             {"run": run_id},
         ).row(0, named=True)
 
+    def bad_llm_answers(self, run_id: str) -> pl.DataFrame:
+        """document_id, chunk_id (or message_id), status (empty | degenerate) and error of one run's bad answers."""
+        return self._read(
+            f"""SELECT document_id, coalesce(chunk_id, message_id) AS item, status, error FROM {SCHEMA}.llm_calls
+                WHERE run_id = $run AND status IN ('empty', 'degenerate') ORDER BY document_id, item, created_at""",
+            {"run": run_id},
+        )
+
     # ---- integrity queries (asset checks) -------------------------------------------------------
     def extraction_stats(self) -> dict[str, int]:
         """Chunks, chunks whose extraction failed, chunks with no entity, and unparseable lines."""
