@@ -171,6 +171,9 @@ def run_peer(peer: str, python: Path, corpus: Path, work: Path, tiktoken_dir: Pa
     result = measured(cmd, logs / f"peers_{peer}.log", env, folder, args.timeout)
     if result["status"] == "ok":
         result.update(json.loads(out.read_text()))
+    elif (folder / "progress.json").exists():  # stopped: how far it got
+        progress = json.loads((folder / "progress.json").read_text())
+        result["progress"] = {"chunks_extracted": progress["calls"].get("extract", 0), "after_s": progress["seconds"]}
     result["version"] = PEERS[peer]["requirement"].split("==")[1]
     return result
 
@@ -275,6 +278,8 @@ def markdown(results: list[dict]) -> str:
     rows = []
     for r in results:
         wall = f"{r['seconds']:.1f}" if r["status"] == "ok" else f"{r['status']} after {r['seconds']:.0f}"
+        if r.get("progress"):
+            wall += f" ({r['progress']['chunks_extracted']:,} chunks extracted by then)"
         calls, tokens, _ = _calls_and_tokens(r) if r["status"] == "ok" else ("–", "–", "–")
         graph = r.get("graph") or {}
         rows.append(f"| {r['pipeline']} | {r.get('version', '')} | {r.get('documents', '–'):,} | {r.get('chunks', 0):,} "

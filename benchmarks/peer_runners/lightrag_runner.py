@@ -51,6 +51,7 @@ async def run(args) -> dict:
                    chunk_token_size=args.chunk_tokens, chunk_overlap_token_size=args.overlap,
                    enable_llm_cache=False, enable_llm_cache_for_entity_extract=False)
     await rag.initialize_storages()
+    llm.write_progress(args.out.with_name("progress.json"))
     started = time.perf_counter()
     await rag.ainsert(texts, file_paths=paths)
     seconds = time.perf_counter() - started

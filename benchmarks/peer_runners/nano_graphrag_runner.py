@@ -61,6 +61,7 @@ def main() -> int:
                    embedding_func=EmbeddingFunc(embedding_dim=EMBEDDING_DIM, max_token_size=8192, func=embed),
                    chunk_token_size=args.chunk_tokens, chunk_overlap_token_size=args.overlap,
                    enable_llm_cache=False)
+    llm.write_progress(args.out.with_name("progress.json"))
     started = time.perf_counter()
     rag.insert(texts)
     seconds = time.perf_counter() - started

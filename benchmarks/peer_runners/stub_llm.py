@@ -119,6 +119,25 @@ class StubLLM:
     def report(self) -> dict:
         return {"calls": dict(self.calls), "prompt_tokens": dict(self.tokens)}
 
+    def write_progress(self, path: Path, every: float = 2.0) -> None:
+        """Rewrite ``path`` with the calls so far every few seconds (a daemon thread), so that a run stopped
+        by peers.py's timeout still tells how far it got."""
+        import threading
+        import time
+
+        def loop() -> None:
+            started = time.perf_counter()
+            while True:
+                time.sleep(every)
+                try:
+                    report = {"seconds": round(time.perf_counter() - started, 1), "calls": dict(self.calls)}
+                except RuntimeError:  # the counter changed while it was copied
+                    continue
+                path.with_suffix(".tmp").write_text(json.dumps(report))
+                path.with_suffix(".tmp").replace(path)
+
+        threading.Thread(target=loop, daemon=True).start()
+
 
 def stub_embeddings(texts: list[str], dim: int):
     """Deterministic unit vectors from sha256 of each text (no model)."""
