@@ -281,10 +281,11 @@ def markdown(results: list[dict]) -> str:
         if r.get("progress"):
             wall += f" ({r['progress']['chunks_extracted']:,} chunks extracted by then)"
         calls, tokens, _ = _calls_and_tokens(r) if r["status"] == "ok" else ("–", "–", "–")
-        graph = r.get("graph") or {}
-        rows.append(f"| {r['pipeline']} | {r.get('version', '')} | {r.get('documents', '–'):,} | {r.get('chunks', 0):,} "
-                    f"| {wall} | {r['peak_mb']:,.0f} | {r['cpu_s']:.1f} | {calls} | {tokens} "
-                    f"| {graph.get('nodes', 0):,} / {graph.get('edges', 0):,} |")
+        graph = r.get("graph")
+        graph = f"{graph['nodes']:,} / {graph['edges']:,}" if graph else "–"
+        chunks = f"{r['chunks']:,}" if r.get("chunks") else "–"
+        rows.append(f"| {r['pipeline']} | {r.get('version', '')} | {r.get('documents', '–'):,} | {chunks} "
+                    f"| {wall} | {r['peak_mb']:,.0f} | {r['cpu_s']:.1f} | {calls} | {tokens} | {graph} |")
     return "\n".join([head, *rows])
 
 
