@@ -46,6 +46,12 @@ def test_show_prints_the_profile_and_draws_the_neighbourhood(kg, built_warehouse
     profile = json.loads(kg("show", "QDL", "--json", "--db", built_warehouse).stdout)
     assert profile["name"] == "Quantum Dynamics Lab"
     assert any(a["alias"] == "QDL" and a["method"] == "acronym" and a["evidence"] for a in profile["aliases"])
+    # the text lists each surface form once, with every way it was linked and all its mentions
+    shown = kg("show", "QDL", "--db", built_warehouse).stdout.split("Aliases (")[1].split("\nAttributes")[0]
+    forms = [line.split("  (")[0].strip() for line in shown.splitlines()[1:]]
+    assert len(forms) == len(set(forms)) and "QDL" in forms, shown
+    qdl = sum(a["mentions"] for a in profile["aliases"] if a["alias"] == "QDL")
+    assert f"  QDL  ({qdl})  " in shown and "acronym 0.90" in shown, shown
 
 
 def test_context_reads_arguments_files_and_standard_input(kg, built_warehouse, tmp_path):

@@ -57,9 +57,14 @@ def format_profile(profile: EntityProfile) -> str:
     if p.description:
         lines.append(f"  {p.description[:300]}")
     lines.append("Aliases (surface form, mentions, how it was linked)")
+    # One line per surface form: several extracted ids may carry it ("QDL" typed OTHER and ORGANIZATION), each
+    # linked its own way; --json keeps one row per id.
+    by_form: dict[str, list] = {}
     for a in p.aliases:
-        how = "its own id" if a.method is None else f"{a.method} {a.score:.2f}: {a.evidence}"
-        lines.append(f"  {a.alias}  ({a.mentions})  {how}")
+        by_form.setdefault(a.alias, []).append(a)
+    for form, rows in by_form.items():
+        hows = ["its own id" if a.method is None else f"{a.method} {a.score:.2f}: {a.evidence}" for a in rows]
+        lines.append(f"  {form}  ({sum(a.mentions for a in rows)})  {'; '.join(hows)}")
     lines.append("Attributes" + (f" ({_attributes(p.attributes)})" if p.attributes else ": none"))
     for h in p.attribute_history:
         lines.append(f"  {h.key} = {h.value}  {_day(h.valid_from)} .. {_day(h.valid_until)}"
