@@ -63,7 +63,8 @@ def format_profile(profile: EntityProfile) -> str:
     for a in p.aliases:
         by_form.setdefault(a.alias, []).append(a)
     for form, rows in by_form.items():
-        hows = ["its own id" if a.method is None else f"{a.method} {a.score:.2f}: {a.evidence}" for a in rows]
+        hows = list(dict.fromkeys("its own id" if a.method is None else f"{a.method} {a.score:.2f}: {a.evidence}"
+                                  for a in rows))
         lines.append(f"  {form}  ({sum(a.mentions for a in rows)})  {'; '.join(hows)}")
     lines.append("Attributes" + (f" ({_attributes(p.attributes)})" if p.attributes else ": none"))
     for h in p.attribute_history:
