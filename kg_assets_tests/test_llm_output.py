@@ -508,14 +508,14 @@ def test_to_frames_relations_resolve_to_the_chunk_entities():
     ids = dict(zip(mentions["name"], mentions["entity_id"], strict=True))
     rows = relations.sort("relation_type", descending=True).iter_rows(named=True)
     works, related = list(rows)
-    assert (works["source_id"], works["target_id"]) == (ids["Sarah Chen"], ids["QUANTUM DYNAMICS LAB"])
+    assert (works["source_id"], works["target_id"]) == (ids["Sarah Chen"], ids["Quantum Dynamics Lab"])
     assert works["relation_type"] == "WORKS_AT" and works["keywords"] == ["works at", "leads"] and works["strength"] == 0.9
-    assert works["relation_id"] == "relation_" + stable_hash("chunk_1", ids["Sarah Chen"], ids["QUANTUM DYNAMICS LAB"], "WORKS_AT")
-    assert (related["source_id"], related["target_id"]) == (ids["QUANTUM DYNAMICS LAB"], ids["Boston"])
+    assert works["relation_id"] == "relation_" + stable_hash("chunk_1", ids["Sarah Chen"], ids["Quantum Dynamics Lab"], "WORKS_AT")
+    assert (related["source_id"], related["target_id"]) == (ids["Quantum Dynamics Lab"], ids["Boston"])
     assert related["relation_type"] == "RELATED_TO" and related["keywords"] == []
     assert set(relations["source_id"]) | set(relations["target_id"]) <= set(mentions["entity_id"])
     by_key = {r["attr_key"]: r for r in attributes.iter_rows(named=True)}
-    assert by_key["founded_year"]["entity_id"] == ids["QUANTUM DYNAMICS LAB"]
+    assert by_key["founded_year"]["entity_id"] == ids["Quantum Dynamics Lab"]
     assert by_key["founded_year"]["value"] == "2015" and by_key["founded_year"]["confidence"] == 1.0
     assert by_key["employer"]["entity_name"] == "Sarah Chen" and by_key["employer"]["confidence"] == 0.8  # default
     fy = by_key["founded_year"]

@@ -173,3 +173,17 @@ def test_the_heuristic_and_an_llm_answer_give_the_same_ids_for_the_same_facts():
     assert llm.relations["relation_id"].to_list() == heuristic.relations["relation_id"].to_list()
     employer = heuristic.attributes.filter(pl.col("attr_key") == "employer")
     assert llm.attributes["observation_id"].to_list() == employer["observation_id"].to_list()
+
+
+def test_an_llm_mention_is_named_as_the_chunk_writes_it():
+    text = "An apple a day. Dr. Sarah Chen joined Apple in Cupertino."
+    answer = ParsedOutput(entities=[Entity("SARAH_CHEN", "PERSON", "A scientist."), Entity("sarah chen", "PERSON", ""),
+                                    Entity("Apple", "ORGANIZATION", "A company."), Entity("cupertino", "LOCATION", "")],
+                          relations=[Relation("SARAH_CHEN", "Apple", "joined")], attributes=[])
+    mentions, relations, _ = row_records(answer, text)
+    assert [(m.name, text[m.char_start:m.char_end]) for m in mentions] == [
+        ("Sarah Chen", "Sarah Chen"), ("Sarah Chen", "Sarah Chen"), ("Apple", "Apple"), ("Cupertino", "Cupertino")]
+    assert len(relations) == 1  # endpoints still resolve by the model's name
+    built = rows(ChunkRecords("c1", "d1", "h1", mentions, relations, []))
+    assert set(built.mentions["name"]) == {"Sarah Chen", "Apple", "Cupertino"}
+    assert built.mentions.filter(pl.col("name") == "Sarah Chen")["entity_id"].n_unique() == 1

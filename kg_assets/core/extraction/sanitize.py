@@ -332,18 +332,19 @@ def _capped(kept: list, before: int, limit: int) -> tuple[list, int]:
 
 
 def _find_span(text: str, name: str) -> tuple[int, int] | None:
-    """First case-insensitive occurrence of ``name`` in ``text`` (whitespace-flexible, whole words first)."""
+    """First occurrence of ``name`` in ``text``: written exactly so, else case-insensitive (whitespace-flexible,
+    whole words first). The exact form first, so "Apple" is found as "Apple", not in an earlier "apple pie"."""
     tokens = name.split()
     if not tokens or not text:
         return None
-    # Fast path (no regex compile per name): a whole-word, case-insensitive exact occurrence.
-    lowered, needle = text.lower(), " ".join(tokens).lower()
-    at = lowered.find(needle)
-    while at != -1:
-        end = at + len(needle)
-        if (at == 0 or not lowered[at - 1].isalnum()) and (end == len(lowered) or not lowered[end].isalnum()):
-            return at, end
-        at = lowered.find(needle, at + 1)
+    # Fast path (no regex compile per name): a whole-word occurrence, exact and then case-insensitive.
+    for haystack, needle in ((text, " ".join(tokens)), (text.lower(), " ".join(tokens).lower())):
+        at = haystack.find(needle)
+        while at != -1:
+            end = at + len(needle)
+            if (at == 0 or not haystack[at - 1].isalnum()) and (end == len(haystack) or not haystack[end].isalnum()):
+                return at, end
+            at = haystack.find(needle, at + 1)
     body = r"\s+".join(re.escape(t) for t in tokens)
     m = re.search(r"(?<!\w)" + body + r"(?!\w)", text, re.IGNORECASE) or re.search(body, text, re.IGNORECASE)
     return (m.start(), m.end()) if m else None
@@ -368,16 +369,19 @@ def row_records(
     mentions: list[MentionRecord] = []
     index: dict[str, int] = {}  # normalized name -> first entity with it
     for e in parsed.entities:
-        span = _find_span(text, e.name)
+        # "SARAH_CHEN" is found as "Sarah Chen": a model's identifier spelling with its underscores read as spaces
+        span = _find_span(text, e.name) or ("_" in e.name and _find_span(text, e.name.replace("_", " "))) or None
         key = _normalized(e.name)
         if span is None:
             if folded_text is None:
                 folded_text = f"_{normalize_name(text)}_"
             if not key or f"_{key}_" not in folded_text:
                 continue
+        # The name as the chunk writes it, not as the model spelled it: display names follow the source text.
+        name = " ".join(text[span[0]:span[1]].split()) if span else e.name
         index.setdefault(key, len(mentions))
         mentions.append(MentionRecord(
-            e.name, e.type, e.description, None, span[0] if span else None, span[1] if span else None, e.gleaning_pass,
+            name, e.type, e.description, None, span[0] if span else None, span[1] if span else None, e.gleaning_pass,
         ))
     relations = []
     for r in parsed.relations:
