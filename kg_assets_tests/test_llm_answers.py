@@ -16,6 +16,7 @@ from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
 from kg_assets.extractors.llm.engine import LLMExtractor
 from kg_assets.extractors.llm.progress import progress_message
 from kg_assets.settings import LLMSettings
+from kg_assets.testing.openai_requests import prompt_tokens_of
 from kg_assets.testing.openai_server import Reply, count_tokens
 from kg_assets.testing.scripted_llm import extraction_responder
 
@@ -271,3 +272,17 @@ def test_a_slow_server_gets_progress_reports_while_no_chunk_finishes(openai_serv
     assert "extracted 0/2 chunks" in messages[0], "reported before the first chunk finished"
     assert any(m.startswith("extracted 1/2 chunks") and "left" in m for m in messages), "with the time left"
     assert messages[-1].startswith("extracted 2/2 chunks")
+
+
+def test_a_stream_that_ends_without_usage_is_counted_here(openai_server, tmp_path):
+    # llama-cpp-python's server ignores stream_options.include_usage: the call log counted 0 tokens for every call
+    answer = f"entity{D}Sarah Chen{D}PERSON{D}Leads the lab.\n<|COMPLETE|>"
+    openai_server.set_responder(lambda request: Reply(content=answer, stream_usage=False))
+    engine, result = _extract(_settings(openai_server, tmp_path, max_gleanings=0))
+    assert openai_server.records[0].pieces_streamed > 0  # it was streamed
+    call = engine.calls.row(0, named=True)
+    assert call["status"] == "ok" and set(result.mentions["name"]) == {"Sarah Chen"}
+    assert call["completion_tokens"] == count_tokens(answer)
+    # the prompt, counted as a server would count it (the test server's own count, per message)
+    server_count = prompt_tokens_of(openai_server.records[0].body)
+    assert abs(call["prompt_tokens"] - server_count) <= 0.05 * server_count, (call["prompt_tokens"], server_count)

@@ -48,6 +48,7 @@ class Reply:
     tool_name          override the tool name put in the tool call
     tool_calls         several tool calls at once, [(name, arguments_json), ...] (parallel tools)
     piece_delay_s       with ``stream: true``: seconds between the pieces of the answer (a model's speed)
+    stream_usage       False: a streamed answer ends without usage even when asked (llama-cpp-python's server)
     """
 
     content: str | None = None
@@ -64,6 +65,7 @@ class Reply:
     tool_name: str | None = None
     tool_calls: list[tuple[str, str]] | None = None
     piece_delay_s: float = 0.0
+    stream_usage: bool = True
 
     def __post_init__(self) -> None:
         if self.content is not None and not isinstance(self.content, str):
@@ -242,7 +244,7 @@ def stream_events(seq: int, body: dict, reply: Reply, models: Sequence[str]) -> 
     lines = [event([{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}])
              for piece in pieces]
     end = event([{"index": 0, "delta": {}, "finish_reason": whole["choices"][0]["finish_reason"]}])
-    if (body.get("stream_options") or {}).get("include_usage"):
+    if (body.get("stream_options") or {}).get("include_usage") and reply.stream_usage:
         end += event([], whole["usage"])
     return lines, end + b"data: [DONE]\n\n"
 

@@ -514,11 +514,13 @@ class LLMExtractor:
                 raise _explained_timeout(exc, s.timeout_s)  # the same error, its message explained
             finally:
                 call["latency_ms"] = (time.perf_counter() - started) * 1000
-        if stopped:
-            # A stream closed early has no usage from the server: the prompt and what was read, counted here.
-            call["error"] = f"stream stopped: {stopped}"[:500]
+        if stopped or usage is None:
+            # A stream closed early has no usage from the server, nor has one from a server that ignores
+            # `include_usage` (llama-cpp-python's): the prompt and what was read, counted here.
+            if stopped:
+                call["error"] = f"stream stopped: {stopped}"[:500]
             return (content, count_message_tokens(messages),
-                    len(encoding(DEFAULT_ENCODING).encode_ordinary(content)), True)
+                    len(encoding(DEFAULT_ENCODING).encode_ordinary(content)), bool(stopped) or finish == "length")
         truncated = finish == "length"
         return content, int(usage.prompt_tokens if usage else 0), int(usage.completion_tokens if usage else 0), truncated
 
