@@ -19,3 +19,8 @@ def load_settings(args: argparse.Namespace) -> Settings:
     """The environment's settings, with --inbox and --db in place of KG_INBOX and KG_DUCKDB_PATH."""
     options = {"KG_INBOX": getattr(args, "inbox", None), "KG_DUCKDB_PATH": getattr(args, "db", None)}
     return Settings.from_env({name: value for name, value in options.items() if value})
+
+
+def plural(n: int, noun: str) -> str:
+    """A count with its noun: "1 document", "2,040 documents"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

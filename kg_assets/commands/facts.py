@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from kg_assets.commands.common import add_db_option, load_settings
+from kg_assets.commands.common import add_db_option, load_settings, plural
 
 
 def _extractor(args: argparse.Namespace):
@@ -220,9 +220,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if report.document_ids and Path(settings.extractor.cache_path).exists():
         with LLMCache(settings.extractor.cache_path) as cache:
             answers = cache.forget_documents(report.document_ids)
-    print(f"kg facts forget: {args.user} is forgotten: {_plural(report.messages, 'message')}, "
-          f"{_plural(report.facts, 'fact')}, {_plural(len(report.document_ids), 'chat document')} with their chunks "
-          f"and mentions, {_plural(report.derived_rows, 'graph row')} and {_plural(answers, 'cached LLM answer')} deleted")
+    print(f"kg facts forget: {args.user} is forgotten: {plural(report.messages, 'message')}, "
+          f"{plural(report.facts, 'fact')}, {plural(len(report.document_ids), 'chat document')} with their chunks "
+          f"and mentions, {plural(report.derived_rows, 'graph row')} and {plural(answers, 'cached LLM answer')} deleted")
     if report.document_ids:
         print(f"  run `kg run` to rebuild {', '.join(report.document_ids)} from the other speakers' messages; "
               f"{args.user}'s messages stay out until `kg facts unforget {args.user}`")
@@ -236,9 +236,6 @@ def cmd_unforget(args: argparse.Namespace) -> int:
         print(f"kg facts unforget: {args.user} is not forgotten", file=sys.stderr)
         return 2
     print(f"kg facts unforget: {args.user} may be learned about again; the next `kg run` reads the chat logs "
-          f"again with their messages ({_plural(reread, 'current chat document')} marked for it)")
+          f"again with their messages ({plural(reread, 'current chat document')} marked for it)")
     return 0
 
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from kg_assets.commands import run_report
-from kg_assets.commands.common import add_db_option, add_inbox_option, load_settings
+from kg_assets.commands.common import add_db_option, add_inbox_option, load_settings, plural
 from kg_assets.settings import use_dagster_event_batching, use_dagster_home
 
 MAX_TAGGED_DAYS = 10  # a longer list of arrival days is tagged as its range
@@ -90,7 +90,7 @@ def run_command(args: argparse.Namespace) -> int:
     add_days(instance, spec.missing_days)
     if plan.days:
         count = 0 if plan.documents is None else len(plan.documents)
-        scope = "every document" if plan.documents is None else f"{count:,} document{'' if count == 1 else 's'}"
+        scope = "every document" if plan.documents is None else plural(count, "document")
         print(f"kg run: one run over arrival days {', '.join(plan.days)} ({scope})", flush=True)
     else:
         print("kg run: every document is up to date; consolidating only", flush=True)

@@ -9,6 +9,8 @@ unless --allow-failed-chunks; 130 interrupted while waiting for a pool.
 
 from __future__ import annotations
 
+from kg_assets.commands.common import plural
+
 OK, FAILED, BAD_ARGUMENTS, FAILED_CHUNKS, INTERRUPTED = 0, 1, 2, 3, 130
 SHOWN_CHUNKS = 20
 SHOWN_ERROR_CHARS = 120  # the whole error is in kg.chunk_extractions
@@ -23,15 +25,14 @@ def headline(run_succeeded: bool, failing_checks: int, failed_chunks: int) -> st
     """What `kg run` says happened, in one phrase: 'succeeded' only when nothing failed."""
     if not run_succeeded:
         return "FAILED"
-    failures = [f"{n:,} failed {what}{'' if n == 1 else 's'}"
-                for n, what in ((failing_checks, "check"), (failed_chunks, "chunk")) if n]
+    failures = [plural(n, what) for n, what in ((failing_checks, "failed check"), (failed_chunks, "failed chunk")) if n]
     return f"finished with {' and '.join(failures)}" if failures else "succeeded"
 
 
 def print_failed_chunks(failed) -> None:
     """List the chunks whose extraction failed (the first few) and their documents."""
     documents = failed["document_id"].unique(maintain_order=True).to_list()
-    where = f"  (in {len(documents):,} document{'' if len(documents) == 1 else 's'})" if documents else ""
+    where = f"  (in {plural(len(documents), 'document')})" if documents else ""
     print(f"  {'failed chunks':<16} {failed.height:>10,}{where}")
     for document_id, chunk_index, _, error in failed.head(SHOWN_CHUNKS).iter_rows():
         print(f"    {document_id} chunk {chunk_index}: {_shorten(error)}")
@@ -70,7 +71,7 @@ def print_documents_without_entities(warehouse) -> int:
     print(f"  {'no entity found':<16} {empty.height:>10,}"
           + ("  (documents with text but no entity: WARNING)" if empty.height else ""))
     for document_id, chunks in empty.head(SHOWN_CHUNKS).iter_rows():
-        print(f"    {document_id} ({chunks:,} chunk{'' if chunks == 1 else 's'})")
+        print(f"    {document_id} ({plural(chunks, 'chunk')})")
     if empty.height > SHOWN_CHUNKS:
         print(f"    … {empty.height - SHOWN_CHUNKS:,} more")
     return empty.height
