@@ -248,6 +248,55 @@ def test_type_gate_for_homonyms_and_untyped_mentions():
     assert not same(c, ("jury", X), ("jury", P))  # a common noun, not a name
 
 
+def test_an_institution_named_after_a_place_is_one_entity_a_city_and_its_club_two():
+    c = clusters(mentions(("d1", "ETH Zurich", L), ("d2", "ETH Zurich", L), ("d3", "ETH Zurich", O),
+                          ("d4", "Bremen", L), ("d5", "Bremen", O), ("d5", "Bremen", O)))
+    assert same(c, ("ETH Zurich", L), ("ETH Zurich", O))
+    assert c[("ETH Zurich", O)] == eid("ETH Zurich", L)  # the reading most mentions have
+    assert not same(c, ("Bremen", L), ("Bremen", O))  # the city and Werder Bremen
+
+
+def test_a_full_name_most_documents_read_as_a_person_is_no_place():
+    c = clusters(mentions(("d1", "Marcus Webb", P), ("d2", "Marcus Webb", P), ("d3", "Marcus Webb", L),
+                          ("d4", "Jordan", P), ("d5", "Jordan", P), ("d6", "Jordan", L),
+                          ("d7", "Victoria Falls", L), ("d8", "Victoria Falls", L), ("d9", "Victoria Falls", P)))
+    assert same(c, ("Marcus Webb", L), ("Marcus Webb", P))
+    assert not same(c, ("Jordan", L), ("Jordan", P))  # one word: a homonym
+    assert not same(c, ("Victoria Falls", L), ("Victoria Falls", P))  # most documents read a place
+
+
+def test_a_plural_joins_its_singular_when_the_corpus_writes_both():
+    c = clusters(mentions(("d1", "Northwind Atlas Arms", X), ("d2", "Northwind Atlas Arm", X),
+                          ("d3", "Christian Democrats", O), ("d4", "Christian Democrat", O),
+                          ("d5", "European Championships", "EVENT"), ("d6", "European Championship", "EVENT"),
+                          ("d7", "James Adams", P), ("d8", "James Adam", P)))
+    assert same(c, ("Northwind Atlas Arms", X), ("Northwind Atlas Arm", X))
+    assert same(c, ("Christian Democrats", O), ("Christian Democrat", O))
+    assert not same(c, ("European Championships", "EVENT"), ("European Championship", "EVENT"))
+    assert not same(c, ("James Adams", P), ("James Adam", P))
+
+
+def test_a_name_after_its_makers_name_is_the_name():
+    # "Atlas Arm C2" mostly without the long name: no short form of it by containment, but the same product
+    c = clusters(mentions(("d1", "Northwind Robotics", O), ("d2", "Northwind Atlas Arm C2", X),
+                          ("d2", "Atlas Arm C2", X), ("d3", "Atlas Arm C2", X), ("d4", "Atlas Arm C2", X),
+                          ("d5", "UN", O), ("d5", "UN Security Council", O), ("d6", "Security Council", O),
+                          ("d7", "Security Council", O), ("d6", "UN Security Council", O)))
+    assert same(c, ("Northwind Atlas Arm C2", X), ("Atlas Arm C2", X))  # "Northwind" of Northwind Robotics
+    assert same(c, ("UN Security Council", O), ("Security Council", O))
+    # two makers before one name: which of them makes it is unknown, and the two are not one
+    c = clusters(mentions(("d1", "Northwind Robotics", O), ("d1", "Kestrel Labs", O), ("d2", "Northwind Atlas Arm", X),
+                          ("d3", "Kestrel Atlas Arm", X), ("d4", "Atlas Arm", X)))
+    assert not same(c, ("Northwind Atlas Arm", X), ("Kestrel Atlas Arm", X))
+
+
+def test_a_corporate_suffix_ends_an_organisations_name():
+    c = clusters(mentions(("d1", "Helix Sensors Ltd. of Manchester", O), ("d2", "Helix Sensors", O),
+                          ("d3", "Bank of America Corp.", O), ("d4", "Bank of America", O)))
+    assert same(c, ("Helix Sensors Ltd. of Manchester", O), ("Helix Sensors", O))
+    assert same(c, ("Bank of America Corp.", O), ("Bank of America", O))
+
+
 def test_untyped_full_name_of_a_person_joins_the_person_in_and_across_documents():
     # the heuristic types a sentence-initial name OTHER; the corpus shows it is a person's name: its
     # surname alone is typed PERSON next to it ("Webb said"); one stray LOCATION reading does not block it

@@ -182,6 +182,13 @@ def _drop_leading_words(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
 def _drop_corporate_suffixes(out: pl.LazyFrame, et: pl.Expr) -> pl.LazyFrame:
     """After an organisation's name, corporate suffixes (Inc, Corp, Ltd ...) are not part of it."""
     many = pl.col("tok").list.len() > 1
+    # ... and a corporate suffix ends the name: "of <place>" after it says where the company is ("Helix Sensors
+    # Ltd. of Manchester" is Helix Sensors)
+    suffix_of = pl.col("tok").list.eval(pl.when(
+        (pl.int_range(pl.len()) > 0) & pl.element().str.to_uppercase().is_in(CORPORATE_SUFFIXES)
+        & (pl.element().shift(-1) == "of")).then(pl.int_range(pl.len()))).list.min()
+    out = out.with_columns(pl.when(et.is_in(ORG_TYPES) & suffix_of.is_not_null())
+                           .then(pl.col("tok").list.slice(0, suffix_of)).otherwise(pl.col("tok")).alias("tok"))
     last_up = pl.col("tok").list.last().str.to_uppercase()
     for _ in range(2):
         out = out.with_columns(_drop_last(many & et.is_in(ORG_TYPES) & last_up.is_in(CORPORATE_SUFFIXES))

@@ -27,7 +27,9 @@ names; none is tuned to a data set.
    typed OTHER joins the PERSON entity with its key, in its documents or across them and whatever other
    types the key has, when the corpus writes the surname alone as a PERSON in a document of that person
    ("Marcus Webb" OTHER -> "Marcus Webb" PERSON next to "Webb said"; `untyped_person_names`). Different
-   types never merge otherwise.
+   types never merge otherwise. Variants only the corpus confirms (`variants.py`): a plural beside its
+   singular ("Northwind Atlas Arms" = "Northwind Atlas Arm"), a name after its maker's ("Northwind Atlas Arm
+   C2" = "Atlas Arm C2" where "Northwind" names an organisation).
 3. Short forms (directed: a short id joins at most one long entity of the SAME type). The short side
    must be written as a name (a capitalised word, not "15-inch" or "jury") and, except for acronyms,
    have at least 4 characters (the seed rule). Candidate long forms:
@@ -107,6 +109,7 @@ from kg_assets.core import schemas
 from kg_assets.core.linking.clusters import OTHER, Clusters, entity_nodes, override_pairs, resolve_clusters
 from kg_assets.core.linking.name_keys import GEO_ALIASES, MAX_TOKENS, MIN_SHORT_CHARS, long_form_handles, with_name_keys
 from kg_assets.core.linking.type_vote import lone_surname_evidence, resolved_types, untyped_person_names
+from kg_assets.core.linking.variants import maker_qualified_variants, plural_variants
 from kg_assets.core.normalize import is_description_expr
 
 COVERAGE = 0.5  # same-document votes must cover this share of the short id's documents
@@ -212,7 +215,9 @@ class NameLinker:
     #    "America" is a country alias; an untyped full name whose surname stands alone as a PERSON in its document is
     #    a person's; a surname's two real types beside its full name are no distinction ("Kagame" place and person);
     #    a natural feature after a one-word place name folds ("Mediterranean Sea" = "Mediterranean")
-    version = "name-rules-7"
+    # 8: a place read as an organisation elsewhere is one entity (metonymy), so is a full name most documents read
+    #    as a person's; a plural beside its singular; a name beside the same name after its maker's
+    version = "name-rules-8"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
@@ -308,6 +313,13 @@ class NameLinker:
             for b, t in zip(members[1:], types[1:], strict=True):
                 count += uf.union(b, a, "type_vote", 0.85,
                                   f'same name "{names[b]}" ({t}) read as {reading} by its documents ({key})')
+        # name-rules-8: a plural beside its singular, a name beside the same name after its maker's
+        for idx, target in plural_variants(readings).iter_rows():
+            count += uf.union(idx, target, "name_variant", 0.85,
+                              f'plural: "{names[idx]}" is the plural of "{names[target]}"')
+        for idx, target in maker_qualified_variants(readings).iter_rows():
+            count += uf.union(idx, target, "maker_name", 0.8,
+                              f'"{names[idx]}" is "{names[target]}" after the name of its maker')
         for idx, target, doc in untyped_person_names(keyed, node_docs).iter_rows():
             where = f"same document {doc}" if doc is not None else "across documents"
             count += uf.union(idx, target, "person_name", 0.9 if doc is not None else 0.75,

@@ -137,9 +137,34 @@ def resolved_types(keyed: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.Dat
     clash = (out.filter((pl.col("entity_type") != OTHER) & (pl.col("entity_type") != pl.col("reading")))
              .join(node_doc_counts, on="idx").join(typed_docs, on=["key", "reading", "doc"], how="semi")
              .select("idx").unique())
-    return (out.with_columns(pl.when(pl.col("idx").is_in(clash["idx"].implode())).then(pl.col("entity_type"))
-                             .otherwise(pl.col("reading")).alias("reading"))
-            .select("idx", "key", "reading").sort("idx"))
+    out = out.with_columns(pl.when(pl.col("idx").is_in(clash["idx"].implode())).then(pl.col("entity_type"))
+                           .otherwise(pl.col("reading")).alias("reading"))
+    out = _one_place_or_organisation(out, node_doc_counts)
+    return _people_by_full_name(out, keyed, node_doc_counts).select("idx", "key", "reading").sort("idx")
+
+
+# Readings an institution named after a place takes: "ETH Zurich" is typed a place in one document and an
+# organisation in another, and is one thing.
+METONYMY = ("LOCATION", "ORGANIZATION")
+
+
+def _one_place_or_organisation(out: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.DataFrame:
+    """A name of two words or more read as a place by some ids and as an organisation by others (and as nothing
+    else) is one entity, read as the reading most of its mentions have (ties: the place). A one-word place
+    and an organisation of that name are usually two things, a city and its club ("Bremen" and Werder Bremen,
+    "Spain" and its national team: every such merge on the DWIE dev articles was wrong), and so are a person
+    and a place (Jordan the country, Jordan of "Jordan Reyes")."""
+    mentions = node_doc_counts.group_by("idx").agg(pl.col("n").sum())
+    readings = (out.filter((pl.col("reading") != OTHER) & pl.col("key").str.contains(" ")).join(mentions, on="idx")
+                .group_by("key", "reading").agg(pl.col("n").sum()))
+    both = (readings.group_by("key").agg(pl.col("reading").is_in(METONYMY).all().alias("metonymy"),
+                                         pl.len().alias("readings"))
+            .filter(pl.col("metonymy") & (pl.col("readings") == 2)).select("key"))
+    winner = (readings.join(both, on="key").sort(["key", "n", "reading"], descending=[False, True, False])
+              .group_by("key", maintain_order=True).agg(pl.col("reading").first().alias("winner")))
+    return (out.join(winner, on="key", how="left")
+            .with_columns(pl.when(pl.col("winner").is_not_null() & pl.col("reading").is_in(METONYMY))
+                          .then(pl.col("winner")).otherwise(pl.col("reading")).alias("reading")).drop("winner"))
 
 
 def _given_name_shaped() -> pl.Expr:
@@ -171,3 +196,19 @@ def lone_surname_evidence(nodes: pl.DataFrame, read: pl.DataFrame) -> tuple[pl.D
     rivals = (read.filter((pl.col("entity_type") == OTHER) & _given_name_shaped())
               .select("idx", pl.col("up").list.last().alias("h_key")))
     return not_surname, rivals
+
+
+def _people_by_full_name(out: pl.DataFrame, keyed: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.DataFrame:
+    """A full name that starts with a given name and that two or more documents type a person's, more than
+    read it as anything else, is that person's in every document: "from Marcus Webb at Northwind", typed a
+    place once, is no place of that name. A one-word name stays apart (Jordan the country, the person)."""
+    shaped = keyed.filter(pl.col("key").str.contains(" ") & ~pl.col("key").str.contains(ORDINAL_FIRST)
+                          & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}")).select("key").unique()
+    person = pl.col("entity_type") == "PERSON"  # typed a person by the extractor, not only read as one
+    docs = (out.filter(pl.col("reading") != OTHER).join(shaped, on="key", how="semi")
+            .join(node_doc_counts, on="idx").group_by("key")
+            .agg(pl.col("doc").filter(person).n_unique().alias("person"),
+                 pl.col("doc").filter(~person).n_unique().alias("other")))
+    people = docs.filter((pl.col("person") >= 2) & (pl.col("person") > pl.col("other")) & (pl.col("other") > 0))
+    return out.with_columns(pl.when(pl.col("key").is_in(people["key"].implode()) & (pl.col("reading") != OTHER))
+                            .then(pl.lit("PERSON")).otherwise(pl.col("reading")).alias("reading"))
