@@ -2,7 +2,7 @@ import polars as pl
 import pytest
 
 from kg_assets.core.chunking import ChunkingConfig, chunk_documents, chunk_text
-from kg_assets.core.tokens import encoding
+from bpe_openai import get_encoding as encoding
 
 TEXT = (
     "# Annual Report\n\nDate: 2025-12-10\n\n## Research\n\n"

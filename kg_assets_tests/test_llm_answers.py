@@ -9,10 +9,11 @@ cache as a good answer and is asked again by the next run; a loop is never glean
 from pathlib import Path
 
 import pytest
+from bpe_openai import get_encoding as encoding
 
 from kg_assets.commands import run_report
 from kg_assets.core.extraction import prompts
-from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
+from kg_assets.core.tokens import DEFAULT_ENCODING
 from kg_assets.extractors.llm.engine import LLMExtractor
 from kg_assets.extractors.llm.progress import progress_message
 from kg_assets.settings import LLMSettings

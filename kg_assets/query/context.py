@@ -26,7 +26,7 @@ from datetime import datetime
 import polars as pl
 
 from kg_assets.core.chunking import ChunkingConfig
-from kg_assets.core.tokens import encoding
+from kg_assets.core.tokens import count_tokens as count_encoded
 from kg_assets.core.linking.name_keys import MAX_TOKENS
 from kg_assets.core.normalize import normalize_name_expr
 from kg_assets.query import matching
@@ -42,7 +42,7 @@ SOURCE_LINE_OVERHEAD = 12  # tokens of a source line besides its snippet: the do
 
 
 def count_tokens(text: str) -> int:
-    return len(encoding(ChunkingConfig().encoding).encode_ordinary(text))
+    return count_encoded(text, ChunkingConfig().encoding)
 
 
 def find_entities(reads: GraphReads, text: str) -> pl.DataFrame:

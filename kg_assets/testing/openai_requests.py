@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
-from kg_assets.core.tokens import encoding
+from kg_assets.core.tokens import count_tokens
 
 def message_text(message: dict) -> str:
     """The text of one chat message: string content, the text parts of list content, tool-call arguments."""
@@ -78,16 +78,6 @@ def all_text(request: dict) -> str:
 def user_turns(request: dict) -> int:
     """How many ``role: user`` messages the request has (1 = first pass, >1 = a follow-up such as gleaning)."""
     return sum(1 for m in request.get("messages") or [] if m.get("role") == "user")
-
-
-def load_tokenizer():
-    """The project's one tokenizer (core/tokens.py), so the server's usage counts match the engine's."""
-    return encoding()
-
-
-def count_tokens(text: str | None) -> int:
-    """o200k_base token count (special-token text counted as ordinary text)."""
-    return len(encoding().encode_ordinary(text)) if text else 0
 
 
 def prompt_tokens_of(request: dict) -> int:

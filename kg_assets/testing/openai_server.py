@@ -91,7 +91,6 @@ from kg_assets.testing.openai_requests import (
     count_tokens,
     image_parts,
     last_user_text,
-    load_tokenizer,
     message_text,
     prompt_tokens_of,
     request_problem,
@@ -284,7 +283,6 @@ class FakeOpenAIServer:
     def start(self) -> FakeOpenAIServer:
         if self.running:
             return self
-        load_tokenizer()  # load the tokenizer (~1 s, once per process) here, not inside the first request
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self._requested_port))

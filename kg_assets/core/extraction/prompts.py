@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, field_validator
 from kg_assets.core.extraction import tuple_format, working_memory
 from kg_assets.core.extraction.records import Attribute, Entity, ParsedOutput, Relation
 from kg_assets.core.extraction.tuple_format import COMPLETE, CONTINUE
-from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
+from kg_assets.core.tokens import DEFAULT_ENCODING, count_tokens
 
 __all__ = [
     "DEFAULT_ENTITY_TYPES",
@@ -395,8 +395,7 @@ def prompt_hash(messages: Sequence[Mapping], model: str, params: Mapping) -> str
 
 def count_message_tokens(messages: Sequence[Mapping], encoding_name: str = DEFAULT_ENCODING) -> int:
     """Prompt tokens of a chat request: content tokens + 3 per message + 3 reply priming (OpenAI's rule)."""
-    enc = encoding(encoding_name)
-    return sum(len(enc.encode_ordinary(str(m.get("content") or ""))) + 3 for m in messages) + 3
+    return sum(count_tokens(str(m.get("content") or ""), encoding_name) + 3 for m in messages) + 3
 
 
 SUMMARY_SYSTEM = (

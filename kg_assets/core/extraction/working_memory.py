@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kg_assets.core.tokens import encoding
+from kg_assets.core.tokens import count_tokens
 
 SECTION_SEPARATOR = " > "  # how chunking joins a section path
 MAX_NAME_CHARS = 60
@@ -41,7 +41,7 @@ def render(entities: Sequence[tuple[str, str]]) -> str:
 
 
 def block_tokens(entities: Sequence[tuple[str, str]]) -> int:
-    return len(encoding().encode_ordinary(render(entities))) if entities else 0
+    return count_tokens(render(entities)) if entities else 0
 
 
 @dataclass

@@ -53,7 +53,7 @@ from kg_assets.core.extraction.sanitize import row_records, sanitize
 from kg_assets.core.extraction.working_memory import WorkingMemory
 from kg_assets.core.files.pdf_figures import Figure, pdf_figures
 from kg_assets.core.normalize import stable_hash
-from kg_assets.core.tokens import DEFAULT_ENCODING, encoding
+from kg_assets.core.tokens import count_tokens
 from kg_assets.extractors.base import settings_digest
 from kg_assets.extractors.llm.progress import PROGRESS_EVERY_CHUNKS, PROGRESS_EVERY_S, progress_message
 from kg_assets.extractors.llm.answers import (
@@ -242,7 +242,7 @@ class LLMExtractor:
     def completion_budget(self, row: dict) -> int:
         """max_tokens of the chunk's extraction requests: sized to its text (KG_LLM_COMPLETION_RATIO), so a
         model that loops stops after a few times the chunk's tokens, never later than KG_LLM_MAX_COMPLETION_TOKENS."""
-        return self.settings.completion_budget(len(encoding(DEFAULT_ENCODING).encode_ordinary(row["text"] or "")))
+        return self.settings.completion_budget(count_tokens(row["text"]))
 
     def chunk_params(self, row: dict) -> dict[str, object]:
         """The parameters of the chunk's extraction requests (part of their cache key)."""
@@ -520,7 +520,7 @@ class LLMExtractor:
             if stopped:
                 call["error"] = f"stream stopped: {stopped}"[:500]
             return (content, count_message_tokens(messages),
-                    len(encoding(DEFAULT_ENCODING).encode_ordinary(content)), bool(stopped) or finish == "length")
+                    count_tokens(content), bool(stopped) or finish == "length")
         truncated = finish == "length"
         return content, int(usage.prompt_tokens if usage else 0), int(usage.completion_tokens if usage else 0), truncated
 
