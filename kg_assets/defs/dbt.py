@@ -7,14 +7,17 @@ the project when a dbt file is newer than the manifest). Sources name their Dags
 `meta.dagster.asset_key` (dbt/models/sources.yml), which the default translator reads.
 """
 
+import importlib.metadata
 import json
 import sys
 import time
 from collections.abc import Iterator, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from packaging import version
 
 # dagster-dbt imports dbt-core's Python side when it is installed: about 2 s of every process that loads these
 # definitions (each `kg run`, each run worker of a UI launch), for type hints, its selection engine and the
@@ -39,6 +42,15 @@ class KgDbtCliResource(DbtCliResource):
 
     def _initialize_dbt_core_adapter(self, args):  # the one hook dagster-dbt 0.29 has for it
         return None
+
+    @cached_property
+    def _cli_version(self) -> version.Version:
+        """The installed dbt-core's version, where dagster-dbt runs `dbt --version`: a whole dbt process before
+        each command (about 1.7 s of a first run), which also asks PyPI for the latest release. `dbt_resource()`
+        runs the dbt beside this Python, whose version this is."""
+        if Path(self.dbt_executable).parent == Path(sys.executable).parent:
+            return version.parse(importlib.metadata.version("dbt-core"))
+        return super()._cli_version
 
 
 def dbt_resource() -> DbtCliResource:
