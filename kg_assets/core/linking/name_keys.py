@@ -7,6 +7,8 @@ never names taken from a data set.
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from kg_assets.core.linking.clusters import OTHER
@@ -39,6 +41,7 @@ GEO_ALIASES = {
     "UK": "UNITED KINGDOM", "GREAT BRITAIN": "UNITED KINGDOM", "BRITAIN": "UNITED KINGDOM",
     "USSR": "SOVIET UNION", "UAE": "UNITED ARAB EMIRATES",
 }
+COUNTRY_FIRST = "^(" + "|".join(re.escape(a) for a in sorted(GEO_ALIASES, key=len, reverse=True)) + ") "
 # Words that say what kind of company a name is, not which one: "Northwind Robotics" is named "Northwind".
 COMPANY_DESCRIPTORS = [
     "ROBOTICS", "ANALYTICS", "SYSTEMS", "TECHNOLOGIES", "TECHNOLOGY", "SOLUTIONS", "SOFTWARE", "NETWORKS",
@@ -80,10 +83,12 @@ def _drop_last(cond: pl.Expr) -> pl.Expr:
 def _country_first(key: pl.Expr) -> pl.Expr:
     """An organisation named after its country writes the country either way: "US Geological Survey" is
     "United States Geological Survey" (the key's leading country alias becomes the country's name)."""
-    for alias in sorted(GEO_ALIASES, key=len, reverse=True):
-        key = (pl.when(key.str.starts_with(alias + " "))
-               .then(pl.concat_str(pl.lit(GEO_ALIASES[alias]), key.str.slice(len(alias)))).otherwise(key))
-    return key
+    # One regex, longest alias first: a chain of when/then per alias, each naming the key three times, grew
+    # the expression 3^9-fold and cost 0.7 s of Polars planning per call, whatever the data
+    alias = key.str.extract(COUNTRY_FIRST, 1)
+    return (pl.when(alias.is_not_null())
+            .then(pl.concat_str(alias.replace_strict(GEO_ALIASES, return_dtype=pl.String), key.str.slice(alias.str.len_chars())))
+            .otherwise(key))
 
 
 def with_name_keys(nodes: pl.DataFrame, name: str = "name", entity_type: str = "entity_type") -> pl.DataFrame:
