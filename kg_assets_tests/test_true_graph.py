@@ -344,3 +344,15 @@ def test_an_adverb_or_adjective_alone_is_no_name():
     names = heuristic_names('Ask him. "Personally, I agree," Smith said. Lost values Expensive problems remain '
                             'for John Constable.')
     assert "Personally" not in names and "Expensive" not in names and "John Constable" in names
+
+
+def test_a_heading_a_quantity_and_an_office_are_no_names():
+    # heuristic-9: a Markdown heading is Title Case whatever it says, so only what the chunk names elsewhere is
+    # kept from it; "Two of" opens no name; an office of a few words names nobody
+    names = heuristic_names("## Northwind Responds\nDiane Holloway of Northwind Robotics wished him well.\n"
+                            "# QDL and ETH Zurich Paper Accepted at NeurIPS 2025\n"
+                            "Two of QDL's four arms broke. Fourteen of QDL's staff logged in.\n"
+                            "Marcus Webb joined as Chief Technology Officer. Author: Jordan Reyes, Research Engineer.")
+    assert {"Northwind Robotics", "QDL", "Marcus Webb", "Jordan Reyes", "Diane Holloway"} <= set(names)
+    assert not {"Northwind Responds", "ETH Zurich Paper Accepted", "Two of QDL", "Fourteen of QDL",
+                "Chief Technology Officer", "Research Engineer"} & set(names)

@@ -21,13 +21,13 @@ midfielder defender goalkeeper chief judge prosecutor founder co-founder executi
 lawmaker mp correspondent reporter journalist author novelist candidate frau herr monsieur madame dictator
 leader head boss manager officer mep dj producer comedian musician painter photographer filmmaker composer
 poet economist analyst archaeologist historian scientist researcher activist lawyer attorney priest father
-witness duke duchess countess baron baroness
+witness duke duchess countess baron baroness engineer
 """.split())
 # words that may stand before a head inside a title ("Prime Minister", "Foreign Secretary") and alone are no name
 TITLE_MODIFIERS = frozenset("""
 prime foreign interior defense defence finance economy economics justice deputy vice former acting state
 federal national chief executive senior junior assistant general managing opposition party supreme
-high superstar new
+high superstar new research
 """.split())
 # heads that, alone before one word, name a person by title ("President Obama", "Rapper XXXTentacion"); other
 # heads alone before one word are part of a name ("Queen Elizabeth", "General Motors", "Head Office")
@@ -62,6 +62,13 @@ def _is_role_word(word: str) -> bool:
         is_demonym(p) for p in w.split("-") if p)
 
 
+def _is_role_phrase(words: list[str]) -> bool:
+    """Two or three capitalised words from a title word to a title head name an office, not its holder: "Chief
+    Technology Officer", "Research Engineer", "Managing Director" (not "Stephen King", "Kyle James Editor")."""
+    return (2 <= len(words) <= 3 and _is_title_word(words[0]) and words[-1].casefold().strip(".,") in TITLE_HEADS
+            and all(w[:1].isupper() and w.casefold() not in _CONNECTORS for w in words))
+
+
 def split_title(name: str) -> tuple[str, int, str] | None:
     """(the name, its offset in `name`, the role) for a title before a name, ("", 0, "") for a name made only
     of role or nationality words (no entity), None when `name` is no titled name (kept as it is).
@@ -75,6 +82,8 @@ def split_title(name: str) -> tuple[str, int, str] | None:
         return None
     if all(_is_role_word(t) or (_ACRONYM.match(t) and i < len(tokens) - 1) for i, (t, _) in enumerate(tokens)) \
             and any(_is_title_word(t) for t, _ in tokens):
+        return "", 0, ""
+    if _is_role_phrase([t for t, _ in tokens]):
         return "", 0, ""
     last_head = max((i for i, (t, _) in enumerate(tokens) if t.casefold().strip(".,") in TITLE_HEADS), default=-1)
     if last_head < 0 or last_head == len(tokens) - 1:

@@ -208,7 +208,7 @@ def _people_by_full_name(out: pl.DataFrame, keyed: pl.DataFrame, node_doc_counts
     docs = (out.filter(pl.col("reading") != OTHER).join(shaped, on="key", how="semi")
             .join(node_doc_counts, on="idx").group_by("key")
             .agg(pl.col("doc").filter(person).n_unique().alias("person"),
-                 pl.col("doc").filter(~person).n_unique().alias("other")))
+                 pl.col("doc").filter(pl.col("reading") != "PERSON").n_unique().alias("other")))
     people = docs.filter((pl.col("person") >= 2) & (pl.col("person") > pl.col("other")) & (pl.col("other") > 0))
     return out.with_columns(pl.when(pl.col("key").is_in(people["key"].implode()) & (pl.col("reading") != OTHER))
                             .then(pl.lit("PERSON")).otherwise(pl.col("reading")).alias("reading"))

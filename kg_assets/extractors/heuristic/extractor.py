@@ -43,8 +43,10 @@ class HeuristicExtractor:
     # span is a name only as far as the text names it elsewhere (`headlines`); a capitalised "The" inside a
     # sentence is part of the name as written ("in The Hague": `articles`; the entity id is unchanged); 8: a
     # lower-case particle inside a hyphenated name ("Port-au-Prince"), a word after a colon opens a sentence, an
-    # adverb or adjective alone is no name ("Personally", "Expensive": `common_words`)
-    code_version = "heuristic-8"
+    # adverb or adjective alone is no name ("Personally", "Expensive": `common_words`); 9: a Markdown heading is a
+    # Title-Case line ("## Northwind Responds"), a quantity before "of" opens no name ("Two of QDL"), the row
+    # builder makes no row for an office of two or three words ("Chief Technology Officer", "Research Engineer")
+    code_version = "heuristic-9"
 
     def __init__(
         self,

@@ -6,7 +6,9 @@ article names the Netherlands, and nothing when it does not.
 A Title-Case line (:func:`title_case_lines`) has at least two words, at least 70% of its words capitalised,
 no word in lower case but function words ("of", "in", "on": prose has others, "joined", "market"), and
 among its capitalised words one that is normally lower case: a function word, or a word the chunk writes in lower case
-elsewhere ("Verdict" beside "the verdict"). A line of names only ("Sarah Chen", "Angela Merkel, Berlin") is
+elsewhere ("Verdict" beside "the verdict"). A Markdown heading (a line opening with "#", as HTML headings are
+written too) needs no such word: a heading is written in Title Case whatever it says ("## Northwind Responds",
+"# QDL and ETH Zurich Paper Accepted at NeurIPS 2025" in a chunk with nothing else to go by). A line of names only ("Sarah Chen", "Angela Merkel, Berlin") is
 no such line. A mention in such a line becomes the longest run of its words that a mention outside those
 lines has in its name ("Mzoudi" of "Abdelghani Mzoudi"), with the type of that name (untyped for a part of
 one: the linker's type vote joins it to the typed name); with none it gets an empty name (no row). A mention
@@ -44,8 +46,8 @@ def title_case_lines(text: str) -> list[tuple[int, int]]:
             continue
         if any(not w[:1].isupper() and w.lower() not in small for w in words):
             continue  # Title Case leaves only small words in lower case ("of", "in", "on"); prose has others
-        if any(w[1:].islower() or len(w) == 1 for w in capitalised
-               if w.lower() in common or w.lower() in lower_words):
+        if line.lstrip().startswith("#") or any(w[1:].islower() or len(w) == 1 for w in capitalised
+                                                 if w.lower() in common or w.lower() in lower_words):
             out.append((start, start + len(line)))
     return out
 

@@ -1,5 +1,5 @@
 """A verb that opens a sentence is no part of a name: "Went" and "Comes" alone are no entities, "Ask Sarah
-Chen" is Sarah Chen and "Confirm October" nothing. The capital of a sentence's first word says nothing, so
+Chen" is Sarah Chen and "Confirm October" nothing; nor is a quantity before "of": "Two of QDL's arms" names QDL. The capital of a sentence's first word says nothing, so
 a mention that starts a sentence (or a line, after a bullet) with a verb form or an imperative loses that
 word; a given name never counts as a verb ("Will Smith", "Grace Hopper"). An inflected verb alone is no name
 wherever it stands (a heading's "What Went Well")."""
@@ -15,6 +15,12 @@ from kg_assets.extractors.heuristic.lexicon import GIVEN_NAMES, MONTHS, VERB_BAS
 IMPERATIVES = frozenset("""
 ask confirm review prepare check schedule update follow discuss draft plan reduce understand add remove
 fix submit send book arrange verify clarify circulate collect set order request remind finalize finalise
+""".split())
+# quantities that open a sentence before "of" ("Fourteen of QDL's staff"), capitalised only by their place
+QUANTITIES = frozenset("""
+one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen
+eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand thousands
+dozens millions some many most all both none each several half few
 """.split())
 _WORD = re.compile(r"\S+")
 _BULLET = re.compile(r"^[\s\-*•>#]*(?:\d+[.)])?\s*$")
@@ -41,6 +47,13 @@ def without_leading_verbs(text: str, mentions: list[MentionRecord]) -> list[Ment
         if len(words) == 1 and words[0].casefold() in VERB_FORMS and words[0].casefold() not in GIVEN_NAMES:
             # an inflected verb alone is no name wherever it stands ("What Went Well", "What Comes Next")
             out.append(MentionRecord("", m.entity_type, m.description, m.confidence, m.char_start, m.char_end,
+                                     m.gleaning_pass))
+            continue
+        if (len(words) > 2 and words[0].casefold() in QUANTITIES and words[1] == "of" and m.char_start is not None
+                and _starts_sentence(text, m.char_start)):
+            rest = m.name[m.name.index(" of ") + 4:].lstrip()
+            start = m.char_start + (len(m.name) - len(rest))
+            out.append(MentionRecord(rest, m.entity_type, m.description, m.confidence, start, m.char_end,
                                      m.gleaning_pass))
             continue
         if m.char_start is None or not words or not _is_verb(words[0]) or not _starts_sentence(text, m.char_start):

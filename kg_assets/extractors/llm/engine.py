@@ -147,7 +147,8 @@ class LLMExtractor:
     # 7: the row builder gives a concept written in lower case ("machine learning", CONCEPT or TECHNOLOGY) one id
     # in every document, as a name (`normalize.is_description_expr`)
     # 8: a mention's name is the chunk's own writing of it ("Sarah Chen", not the model's "SARAH_CHEN")
-    code_version = "llm-8"
+    # 9: the row builder makes no row for an office of two or three words ("Chief Technology Officer")
+    code_version = "llm-9"
     example_copies_dropped = 0  # in the last extract(): records that copied the prompt's example, dropped
 
     def __init__(self, settings: LLMSettings, run_id: str | None = None, progress=None,
