@@ -494,3 +494,15 @@ def test_a_trailing_place_name_is_a_modifier_not_the_head():
                           ("d3", "Deutsche Bank", O), ("d3", "Deutsche", O)))
     assert same(c, ("Bayern", O), ("Bayern Munich", O))
     assert not same(c, ("Deutsche", O), ("Deutsche Bank", O))
+
+
+def test_a_given_name_alone_joins_the_only_person_of_that_given_name_across_documents():
+    c = clusters(mentions(("d1", "Marcus Webb", P), ("d2", "Marcus", X), ("d3", "Lena Ortiz", P), ("d4", "Lena", P),
+                          ("d5", "Jordan Reyes", P), ("d6", "Jordan", L), ("d7", "Jordan", L), ("d8", "Jordan", P),
+                          ("d9", "Anna Berg", P), ("d10", "Anna Smith", X), ("d11", "Anna", X),
+                          ("d12", "Grace Hopper", P), ("d13", "Tom Grace", P), ("d14", "Grace", X)))
+    assert same(c, ("Marcus", X), ("Marcus Webb", P))
+    assert same(c, ("Lena", P), ("Lena Ortiz", P))
+    assert not same(c, ("Jordan", P), ("Jordan Reyes", P))  # the corpus types the word a place more often
+    assert not same(c, ("Anna", X), ("Anna Berg", P))  # an untyped "Anna Smith" is another Anna
+    assert not same(c, ("Grace", X), ("Grace Hopper", P))  # also a surname ("Tom Grace")

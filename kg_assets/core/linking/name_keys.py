@@ -306,7 +306,7 @@ def _token_run_handles(nodes: pl.DataFrame, long: pl.DataFrame, short_keys: pl.D
         return runs
     runs = _with_run_shape(runs, nodes).with_columns(_run_rule().alias("rule")).filter(pl.col("rule").is_not_null())
     global_ok = (
-        pl.when(pl.col("rule").is_in(["surname", "person_short_form"])).then(True)
+        pl.when(pl.col("rule").is_in(["surname", "person_short_form", "first_name"])).then(True)
         .when(pl.col("rule") == "containment").then(pl.col("length") >= 2)
         .otherwise(False)
     )

@@ -36,8 +36,7 @@ names; none is tuned to a data set.
    - person_short_form (PERSON): the surname ("Obama" -> "Barack Obama") or a trailing run ("Luther
      King"); first + last of a longer name ("John Kennedy" -> "John F. Kennedy"), first + middle
      initials + last ("William H. Armstrong"), initials + last ("J. Kennedy", "J. H. Dearle"); a given
-     name ("Barack" -> "Barack Obama"), one word ("Martin Luther" is not "Martin Luther King"), only with
-     same-document evidence.
+     name ("Barack" -> "Barack Obama"), one word ("Martin Luther" is not "Martin Luther King").
    - acronym: initials of the capitalised content words of the long form, with or without the
      connectors (of, and, for ...), all-caps words kept whole ("US Geological Survey" -> USGS) and
      roman numerals always whole ("World War II" is WWII, not WWI), or an acronym declared in
@@ -75,12 +74,15 @@ names; none is tuned to a data set.
      entity of its own: "Doctor Who" vs "Doctor Who Live").
    - across documents (only when the short id never co-occurs with any candidate): exactly one
      candidate entity in the whole corpus, by a specific rule: surnames and person short forms,
-     multi-token contained names, acronyms of 3+ letters. Single-word heads of other types and given
-     names need a shared document. A lone surname ("Merkel", typed PERSON or untyped) joins the only
-     person of that surname in the corpus (name-rules-6, `type_vote.lone_surname_evidence`), unless the
+     multi-token contained names, acronyms of 3+ letters. Single-word heads of other types need a
+     shared document. A lone surname ("Merkel", typed PERSON or untyped) joins the only
+     person of that surname in the corpus (name-rules-6, `type_vote.lone_word_evidence`), unless the
      corpus also writes the word as a person's given name ("Jordan" of "Jordan Reyes"), types it as a
      place, organisation or other thing at least as often as a person ("Washington"), or has another
-     full name ending in it, typed PERSON or untyped ("Bush" with "George Bush" and "Jeb Bush"). The
+     full name ending in it, typed PERSON or untyped ("Bush" with "George Bush" and "Jeb Bush"). A lone
+     given name likewise joins the only person of that given name (name-rules-8: "Marcus" in a chat ->
+     "Marcus Webb"), unless the corpus also writes it as a surname, mostly as another thing, or has another
+     full name starting with it. The
      short id may not occur in more than twice as many documents as its long form (except acronyms):
      "Berg" in 50 documents is not the "Anna Berg" of one.
    Short forms are resolved from the longest to the shortest, so "Obama" sees "Barack Obama" and
@@ -108,7 +110,7 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.core.linking.clusters import OTHER, Clusters, entity_nodes, override_pairs, resolve_clusters
 from kg_assets.core.linking.name_keys import GEO_ALIASES, MAX_TOKENS, MIN_SHORT_CHARS, long_form_handles, with_name_keys
-from kg_assets.core.linking.type_vote import lone_surname_evidence, resolved_types, untyped_person_names
+from kg_assets.core.linking.type_vote import lone_word_evidence, resolved_types, untyped_person_names
 from kg_assets.core.linking.variants import maker_qualified_variants, plural_variants
 from kg_assets.core.normalize import is_description_expr
 
@@ -216,7 +218,8 @@ class NameLinker:
     #    a person's; a surname's two real types beside its full name are no distinction ("Kagame" place and person);
     #    a natural feature after a one-word place name folds ("Mediterranean Sea" = "Mediterranean")
     # 8: a place read as an organisation elsewhere is one entity (metonymy), so is a full name most documents read
-    #    as a person's; a plural beside its singular; a name beside the same name after its maker's
+    #    as a person's; a plural beside its singular; a name beside the same name after its maker's; a lone given
+    #    name across documents, as a lone surname
     version = "name-rules-8"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
@@ -262,8 +265,8 @@ class NameLinker:
         # 2. short forms, each id with the type its documents read it as
         read = nodes.join(readings.select("idx", "reading"), on="idx", how="left").with_columns(
             pl.coalesce("reading", "entity_type").alias("entity_type")).drop("reading")
-        not_surname, rivals = lone_surname_evidence(nodes, read)
-        attached = self._short_forms(read, node_docs, uf, group, names, stats, not_surname, rivals)
+        barred, rivals = lone_word_evidence(nodes, read)
+        attached = self._short_forms(read, node_docs, uf, group, names, stats, barred, rivals)
 
         # 3. canonical choice and resolved redirects
         merge_targets = {b for _, b in merges}
@@ -331,7 +334,7 @@ class NameLinker:
     # -- short forms ---------------------------------------------------------------------------------
 
     def _short_forms(self, nodes, node_docs, uf: Clusters, group: list[int], names: list[str], stats: dict,
-                     not_surname: pl.DataFrame, rivals: pl.DataFrame) -> set[int]:
+                     barred: pl.DataFrame, rivals: pl.DataFrame) -> set[int]:
         shorts = _short_nodes(nodes)
         short_keys = shorts.filter(pl.col("key_chars") >= MIN_SHORT_CHARS).select(pl.col("skey").alias("h_key")).unique()
         short_acr = shorts.filter(pl.col("is_acronym")).select(pl.col("skey").alias("h_key")).unique()
@@ -348,7 +351,7 @@ class NameLinker:
             "n_tok", "key_chars", "is_acronym",
         )
         in_doc = _same_document_pairs(s, handles, node_docs)
-        glob, capped = self._across_document_pairs(s, handles, not_surname, rivals, nodes)
+        glob, capped = self._across_document_pairs(s, handles, barred, rivals, nodes)
         ambiguous_short = s.join(capped, on="h_key", how="semi").select("s")
         stats["candidate_pairs_in_document"] = in_doc.height
         stats["candidate_pairs_global"] = glob.height
@@ -360,33 +363,35 @@ class NameLinker:
             stats[f"links_{method}"] = count
         return attached
 
-    def _across_document_pairs(self, s: pl.DataFrame, handles: pl.DataFrame, not_surname: pl.DataFrame,
+    def _across_document_pairs(self, s: pl.DataFrame, handles: pl.DataFrame, barred: pl.DataFrame,
                                rivals: pl.DataFrame, nodes: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         """(s, l, rule, n_tok, l_docs, rival) candidates joined on the handle alone, and the handles shared by more
         than `max_block` long entities, which are not used across documents. A lone word is a surname across
-        documents only when the corpus never writes it as a given name nor mostly as another thing
-        (`lone_surname_evidence`); then also when untyped, and the untyped full names ending in it are rivals
-        (rows with `rival`, which count as candidates and are never joined)."""
+        documents only when the corpus never writes it as a given name nor mostly as another thing, and a given name
+        only when it never writes it as a surname (`lone_word_evidence`); then also when untyped, and the untyped
+        full names ending (starting) in it are rivals (rows with `rival`, which count as candidates and are never
+        joined)."""
         block = handles.group_by("h_key").agg(pl.col("l").n_unique().alias("block"))
         capped = block.filter(pl.col("block") > self.max_block)
         glob_h = handles.filter(pl.col("global_ok")).join(capped, on="h_key", how="anti")
-        surname = pl.col("rule") == "surname"
-        # an untyped lone word is the surname of the only person of that surname in the corpus
-        untyped_surname = surname & (pl.col("s_type") == OTHER) & (pl.col("l_type") == "PERSON")
+        lone_word = pl.col("rule").is_in(["surname", "first_name"])
+        # an untyped lone word is the surname (given name) of the only person of that surname (given name)
+        untyped_surname = lone_word & (pl.col("s_type") == OTHER) & (pl.col("l_type") == "PERSON")
         glob = (
             s.join(glob_h, on="h_key")
             # across types, only an acronym the corpus declares reaches another document
             .filter((pl.col("s") != pl.col("l")) & _rule_ok()
                     & ((_type_ok() & ((pl.col("s_type") == pl.col("l_type")) | (pl.col("rule") == "declared_acronym")))
                        | untyped_surname))
-            .join(not_surname.select(pl.col("idx").alias("s"), pl.lit(True).alias("no_surname")), on="s", how="left")
-            .filter(~(surname & pl.col("no_surname").fill_null(False)))
+            .join(barred.select(pl.col("idx").alias("s"), "rule", pl.lit(True).alias("barred")), on=["s", "rule"],
+                  how="left")
+            .filter(~pl.col("barred").fill_null(False))
             .select("s", "l", "rule", "n_tok", "l_docs", pl.lit(False).alias("rival"))
         )
         rival_rows = (
-            glob.filter(surname).select("s", "rule", "n_tok").unique()
+            glob.filter(lone_word).select("s", "rule", "n_tok").unique()
             .join(s.select("s", "h_key"), on="s")
-            .join(rivals.rename({"idx": "l"}), on="h_key")
+            .join(rivals.rename({"idx": "l"}), on=["h_key", "rule"])
             .filter(pl.col("s") != pl.col("l"))
             .join(nodes.select(pl.col("idx").alias("l"), pl.col("n_docs").alias("l_docs")), on="l")
             .select("s", "l", "rule", "n_tok", "l_docs", pl.lit(True).alias("rival"))

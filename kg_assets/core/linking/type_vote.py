@@ -1,7 +1,8 @@
 """The type vote (name-rules-5): one entity per name whatever type an extractor guessed.
 
 The rule lives here and nowhere else; `NameLinker` unions the ids it reads as one (method `type_vote`).
-`lone_surname_evidence` (name-rules-6) says which lone words the corpus lets read as a surname across documents.
+`lone_word_evidence` (name-rules-6, 8) says which lone words the corpus lets read as a surname or a given name across
+documents.
 """
 
 from __future__ import annotations
@@ -174,28 +175,38 @@ def _given_name_shaped() -> pl.Expr:
             & ~pl.col("key").str.contains(ORDINAL_FIRST))
 
 
-def lone_surname_evidence(nodes: pl.DataFrame, read: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """What the corpus says about a lone word read as a person's surname in documents that do not name the
-    person (name-rules-6). `nodes`: the ids with their extracted types; `read`: the same ids with the type
-    their documents read them as (`resolved_types`).
+def lone_word_evidence(nodes: pl.DataFrame, read: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """What the corpus says about a lone word read as a person's surname or given name in documents that do not
+    name the person (name-rules-6, name-rules-8). `nodes`: the ids with their extracted types; `read`: the same
+    ids with the type their documents read them as (`resolved_types`).
 
-    Returns `not_surname` (idx): lone words that are no surname across documents, because the corpus also
-    writes them as a person's given name ("Jordan" of "Jordan Reyes" next to "Michael Jordan") or types them
-    as a place, an organisation or another thing at least as often as a person ("Washington"); and `rivals`
-    (idx, h_key): untyped full names starting with a given name, by their last word, which make a surname
-    ambiguous as much as a typed person does ("Bush" with "George Bush" and an untyped "Jeb Bush")."""
+    Returns `barred` (idx, rule): lone words that are no surname across documents, because the corpus also writes
+    them as a person's given name ("Jordan" of "Jordan Reyes" next to "Michael Jordan"), and no given name across
+    documents, because it also writes them as a person's surname; either way not when it types them as a place,
+    an organisation or another thing at least as often as a person ("Washington"). And `rivals` (idx, h_key,
+    rule): untyped full names starting with a given name, by their last word (surname) and by their first
+    (first_name), which make a lone word ambiguous as much as a typed person does ("Bush" with "George Bush" and
+    an untyped "Jeb Bush")."""
     lone = nodes.filter(pl.col("n_tok") == 1).select("idx", pl.col("up").list.first().alias("word"), "entity_type",
                                                      "n_mentions")
-    given = (read.filter((pl.col("entity_type") == "PERSON") & _given_name_shaped())
-             .select(pl.col("up").list.first().alias("word")).unique())
+    people = read.filter((pl.col("entity_type") == "PERSON") & _given_name_shaped())
+    given = people.select(pl.col("up").list.first().alias("word")).unique()
+    surnames = people.select(pl.col("up").list.last().alias("word")).unique()
     typed = (lone.group_by("word").agg(
         pl.col("n_mentions").filter(pl.col("entity_type") == "PERSON").sum().alias("person"),
         pl.col("n_mentions").filter(~pl.col("entity_type").is_in(["PERSON", OTHER])).sum().alias("thing"))
         .filter((pl.col("thing") > 0) & (pl.col("thing") >= pl.col("person"))).select("word"))
-    not_surname = lone.join(pl.concat([given, typed]).unique(), on="word", how="semi").select("idx")
-    rivals = (read.filter((pl.col("entity_type") == OTHER) & _given_name_shaped())
-              .select("idx", pl.col("up").list.last().alias("h_key")))
-    return not_surname, rivals
+    barred = pl.concat([
+        lone.join(pl.concat([given, typed]).unique(), on="word", how="semi").select("idx", pl.lit("surname").alias("rule")),
+        lone.join(pl.concat([surnames, typed]).unique(), on="word", how="semi")
+        .select("idx", pl.lit("first_name").alias("rule")),
+    ])
+    untyped = read.filter((pl.col("entity_type") == OTHER) & _given_name_shaped())
+    rivals = pl.concat([
+        untyped.select("idx", pl.col("up").list.last().alias("h_key"), pl.lit("surname").alias("rule")),
+        untyped.select("idx", pl.col("up").list.first().alias("h_key"), pl.lit("first_name").alias("rule")),
+    ])
+    return barred, rivals
 
 
 def _people_by_full_name(out: pl.DataFrame, keyed: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.DataFrame:
