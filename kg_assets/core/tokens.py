@@ -32,6 +32,8 @@ def counter(name: str = DEFAULT_ENCODING):
 # linear below that. Long texts are counted in windows of at most this many characters, cut at whitespace when
 # the window has some, so the count stays linear and within the library's limit on any text.
 WINDOW_CHARS = 16_384
+# bpe-openai's Python API refuses one call of this many characters; its Rust tokenizer, called here, keeps the rule.
+LIBRARY_LIMIT = 1_000_000
 
 
 def windows(text: str, size: int = WINDOW_CHARS) -> list[tuple[int, int]]:
@@ -59,6 +61,8 @@ def count_tokens(text: str | None, name: str = DEFAULT_ENCODING) -> int:
     count = counter(name).count
     if len(text) > WINDOW_CHARS:
         return sum(count_tokens(text[a:b], name) for a, b in windows(text, WINDOW_CHARS))
+    if len(text) >= LIBRARY_LIMIT:  # only with WINDOW_CHARS raised past it
+        raise ValueError("Input too long to encode safely")
     try:
         return count(text)
     except UnicodeEncodeError:  # a lone surrogate: counted as the replacement character, as bpe-openai does
