@@ -56,7 +56,7 @@ def test_extraction_runs_through_dagster_in_both_formats(llm_project, fmt):
     # prompt_version is carried on the call rows; extractor_version on every mention row
     assert project.sql("SELECT DISTINCT prompt_version FROM kg.llm_calls")["prompt_version"].to_list() == [PROMPT_VERSION]
     version = project.sql("SELECT DISTINCT extractor_version FROM kg.entity_mentions")["extractor_version"].to_list()
-    assert len(version) == 1 and version[0].startswith(f"llm-8/{PROMPT_VERSION}/{fmt}/")
+    assert len(version) == 1 and version[0].startswith(f"llm-9/{PROMPT_VERSION}/{fmt}/")
 
 
 def test_a_rerun_makes_no_llm_calls_and_a_rebuilt_warehouse_is_served_from_the_cache(llm_project):

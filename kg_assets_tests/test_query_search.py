@@ -193,8 +193,9 @@ def test_as_of_searches_the_values_valid_then(built_warehouse):
 
 def test_type_filter_limit_and_counts(built_warehouse):
     kg = KnowledgeGraph(built_warehouse)
-    qdl = kg.search("entity:QDL", types=["other"], limit=50).hits
-    assert qdl and all(h.entity_type == "OTHER" for h in qdl)
+    lumen = kg.search("entity:Lumen", types=["other"], limit=50).hits  # Lumen Lens, not Lumen Analytics
+    assert lumen and all(h.entity_type == "OTHER" for h in lumen)
+    assert {h.entity_type for h in kg.search("entity:Lumen", limit=50).hits} == {"OTHER", "ORGANIZATION"}
     assert len(kg.search("entity:a").hits) == 10  # the seed's cap by default
     assert len(kg.search("entity:a", limit=3).hits) == 3
     counts = sql(built_warehouse, "SELECT entity_id, mention_count, document_count FROM kg.entities WHERE valid_until IS NULL")

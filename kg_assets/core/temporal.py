@@ -21,7 +21,8 @@ Rules
   suffixes, country aliases fold) or an acronym and its only expansion among the entity's values for
   that key. "Quantum Dynamics Lab" and "the  quantum dynamics lab", "CTO" and "Chief Technology Officer"
   are the same value. The displayed ``value`` is the most frequent surface form (trimmed, whitespace
-  collapsed) of that class for that (entity_id, attr_key) over all kept observations, ties alphabetical,
+  collapsed) of that class for that (entity_id, attr_key) over all kept observations, ties the longer (an
+  acronym's expansion), then alphabetical,
   so one value is spelled the same in every row, as written in a document; ``normalized_value`` is that
   form trimmed, lower-cased, whitespace collapsed and one leading ``"the "`` stripped.
 * Redirects (``from_id -> to_id``, one hop, as stored by linking) are applied to ``entity_id`` first: the
@@ -182,12 +183,12 @@ def _prepare(
 
 
 def _displayed_values(obs: pl.DataFrame) -> pl.DataFrame:
-    """(entity_id, attr_key, value_class) -> most frequent surface form, ties alphabetical, and its
-    normalized_value."""
+    """(entity_id, attr_key, value_class) -> most frequent surface form, ties the longer (an acronym's
+    expansion: "Chief Technology Officer" over "CTO"), then alphabetical, and its normalized_value."""
     group = [*_KEY, "value_class"]
     return (
-        obs.group_by(*group, "surface").len()
-        .sort([*group, "len", "surface"], descending=[False, False, False, True, False])
+        obs.group_by(*group, "surface").len().with_columns(pl.col("surface").str.len_chars().alias("_chars"))
+        .sort([*group, "len", "_chars", "surface"], descending=[False, False, False, True, True, False])
         .group_by(group, maintain_order=True).first()
         .select(*group, pl.col("surface").alias("value"), normalize_value_expr(pl.col("surface")).alias("normalized_value"))
     )

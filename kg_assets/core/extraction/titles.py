@@ -21,7 +21,7 @@ midfielder defender goalkeeper chief judge prosecutor founder co-founder executi
 lawmaker mp correspondent reporter journalist author novelist candidate frau herr monsieur madame dictator
 leader head boss manager officer mep dj producer comedian musician painter photographer filmmaker composer
 poet economist analyst archaeologist historian scientist researcher activist lawyer attorney priest father
-witness duke duchess countess baron baroness engineer
+witness duke duchess countess baron baroness
 """.split())
 # words that may stand before a head inside a title ("Prime Minister", "Foreign Secretary") and alone are no name
 TITLE_MODIFIERS = frozenset("""
@@ -62,10 +62,15 @@ def _is_role_word(word: str) -> bool:
         is_demonym(p) for p in w.split("-") if p)
 
 
+# the heads of an office written out ("Research Engineer"), beside the title heads; alone they stay descriptions
+# ("the engineer" is one of the document's people)
+OFFICE_HEADS = TITLE_HEADS | {"engineer", "developer", "designer", "architect", "consultant"}
+
+
 def _is_role_phrase(words: list[str]) -> bool:
     """Two or three capitalised words from a title word to a title head name an office, not its holder: "Chief
     Technology Officer", "Research Engineer", "Managing Director" (not "Stephen King", "Kyle James Editor")."""
-    return (2 <= len(words) <= 3 and _is_title_word(words[0]) and words[-1].casefold().strip(".,") in TITLE_HEADS
+    return (2 <= len(words) <= 3 and _is_title_word(words[0]) and words[-1].casefold().strip(".,") in OFFICE_HEADS
             and all(w[:1].isupper() and w.casefold() not in _CONNECTORS for w in words))
 
 
