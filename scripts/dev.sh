@@ -23,9 +23,9 @@ setup() {
   want=$(cat requirements.lock pyproject.toml | sha256sum | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "==> installing the locked dependencies (requirements.lock) and kg_assets"
-    "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet --require-hashes --no-deps -r requirements.lock
-    "$VENV/bin/python" -m pip install --quiet --no-deps -e .
+    # No byte-compiling of every installed file (pip's default): Python compiles what it imports, once.
+    "$VENV/bin/python" -m pip install --quiet --no-compile --require-hashes --no-deps -r requirements.lock
+    "$VENV/bin/python" -m pip install --quiet --no-compile --no-deps -e .
     echo "$want" > "$stamp"
   fi
   export PATH="$VENV/bin:$PATH"
