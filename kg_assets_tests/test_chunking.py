@@ -1,8 +1,9 @@
 import polars as pl
 import pytest
+from bpe_openai import get_encoding as encoding
 
 from kg_assets.core.chunking import ChunkingConfig, chunk_documents, chunk_text
-from bpe_openai import get_encoding as encoding
+from kg_assets.core.tokens import count_tokens
 
 TEXT = (
     "# Annual Report\n\nDate: 2025-12-10\n\n## Research\n\n"
@@ -78,3 +79,9 @@ def test_failed_and_empty_documents_produce_no_chunks():
 def test_invalid_configuration_is_refused():
     with pytest.raises(ValueError):
         ChunkingConfig(max_tokens=100, overlap_tokens=60)
+
+
+def test_a_lone_surrogate_is_counted_as_bpe_openai_counts_it():
+    # text decoded with errors="surrogateescape" keeps lone surrogates, which UTF-8 cannot encode
+    text = "Ada Lovelace \udcff visited Paris."
+    assert count_tokens(text) == len(encoding(CONFIG.encoding).encode_ordinary(text)) > 0

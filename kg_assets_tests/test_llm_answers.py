@@ -287,3 +287,36 @@ def test_a_stream_that_ends_without_usage_is_counted_here(openai_server, tmp_pat
     # the prompt, counted as a server would count it (the test server's own count, per message)
     server_count = prompt_tokens_of(openai_server.records[0].body)
     assert abs(call["prompt_tokens"] - server_count) <= 0.05 * server_count, (call["prompt_tokens"], server_count)
+
+
+def test_kg_llm_check_without_an_llm_says_how_to_configure_one(kg_cli, tmp_path):
+    result = kg_cli("llm", "check", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "no LLM is configured (set OPENAI_BASE_URL or OPENAI_API_KEY, see docs/llm.md)" in result.stdout
+
+
+def test_the_run_report_lists_the_first_failures_and_says_how_to_see_the_rest(capsys):
+    import polars as pl
+
+    failed = pl.DataFrame({"document_id": [f"d{i % 3}.md" for i in range(25)], "chunk_index": list(range(25)),
+                           "status": ["error"] * 25, "error": ["APITimeoutError: " + "x" * 200] * 25})
+    run_report.print_failed_chunks(failed)
+    out = capsys.readouterr().out
+    assert "failed chunks            25  (in 3 documents)" in out
+    assert out.count(" chunk ") == run_report.SHOWN_CHUNKS and "… 5 more: kg sql" in out
+    assert "x" * 200 not in out  # each error shortened; the whole one is in kg.chunk_extractions
+    bad = pl.DataFrame({"document_id": ["d.md"] * 21, "item": [f"chunk {i}" for i in range(21)],
+                        "status": ["empty"] * 21, "error": [None] * 21})
+    run_report.print_bad_answers(bad)
+    assert "… 1 more: kg sql \"SELECT * FROM kg.llm_calls WHERE status IN ('empty', 'degenerate')\"" in capsys.readouterr().out
+
+
+def test_a_failed_dbt_test_is_reported_with_what_its_metadata_says(capsys):
+    import dagster as dg
+
+    check = dg.AssetCheckResult(asset_key=dg.AssetKey(["marts", "entity_profile"]), check_name="unique_entity_id",
+                                passed=False, metadata={"failed_row_count": 2})
+    run_report.print_checks([check, dg.AssetCheckResult(asset_key=dg.AssetKey("documents"), check_name="ok", passed=True)])
+    out = capsys.readouterr().out
+    assert "checks           1/2 passed" in out
+    assert "FAILED marts/entity_profile:unique_entity_id: failed_row_count 2" in out

@@ -218,3 +218,26 @@ def test_the_schema_is_created_once_per_file_and_reads_cannot_write(wh):
     with pytest.raises(duckdb.InvalidInputException, match="read-only"):
         wh.run_user_query("DELETE FROM kg.chunks")
     assert wh.run_user_query("SELECT count(*) AS n FROM kg.chunks")["n"][0] == 2
+
+
+@pytest.mark.process
+def test_a_file_another_process_holds_past_the_lock_timeout_is_a_clear_busy_error(tmp_path):
+    import subprocess
+    import sys
+
+    from kg_assets.storage.warehouse import WarehouseBusy
+
+    path = tmp_path / "held.duckdb"
+    Warehouse(path).create_schema()
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('held', flush=True); time.sleep(30)", str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(WarehouseBusy, match=r"stayed locked by another process for 0.3 s \(KG_DUCKDB_LOCK_TIMEOUT_S\)"):
+            with Warehouse(path, lock_timeout_s=0.3).connect(read_only=True):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with Warehouse(path, lock_timeout_s=5).connect(read_only=True) as con:  # free again once the holder is gone
+        assert con.execute("SELECT 1").fetchone() == (1,)
