@@ -376,16 +376,14 @@ class NameLinker:
         glob_h = handles.filter(pl.col("global_ok")).join(capped, on="h_key", how="anti")
         lone_word = pl.col("rule").is_in(["surname", "first_name"])
         # an untyped lone word is the surname (given name) of the only person of that surname (given name)
-        untyped_surname = lone_word & (pl.col("s_type") == OTHER) & (pl.col("l_type") == "PERSON")
+        untyped_lone_word = lone_word & (pl.col("s_type") == OTHER) & (pl.col("l_type") == "PERSON")
         glob = (
             s.join(glob_h, on="h_key")
             # across types, only an acronym the corpus declares reaches another document
             .filter((pl.col("s") != pl.col("l")) & _rule_ok()
                     & ((_type_ok() & ((pl.col("s_type") == pl.col("l_type")) | (pl.col("rule") == "declared_acronym")))
-                       | untyped_surname))
-            .join(barred.select(pl.col("idx").alias("s"), "rule", pl.lit(True).alias("barred")), on=["s", "rule"],
-                  how="left")
-            .filter(~pl.col("barred").fill_null(False))
+                       | untyped_lone_word))
+            .join(barred.select(pl.col("idx").alias("s"), "rule"), on=["s", "rule"], how="anti")
             .select("s", "l", "rule", "n_tok", "l_docs", pl.lit(False).alias("rival"))
         )
         rival_rows = (

@@ -16,6 +16,13 @@ ORDINAL_FIRST = (r"(?i)^(\S*\d\S*|first|second|third|fourth|fifth|sixth|seventh|
                  r"|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|new|next|last|late|former)\s")
 
 
+def _full_name_shaped() -> pl.Expr:
+    """A key of two words or more that starts with a given name (a capital, then lower case), not a number, an
+    ordinal or an acronym ("Twelfth Doctor", "W.H.O. Doctor" have no surname)."""
+    return (pl.col("key").str.contains(" ") & ~pl.col("key").str.contains(ORDINAL_FIRST)
+            & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}"))
+
+
 def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
     """(idx, target, doc) for each untyped (OTHER) full name that is the name of a PERSON entity.
 
@@ -38,8 +45,7 @@ def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.Dat
     # beside "Jordan Reyes"), when the full name starts with a given name (`resolved_types`)
     lone = (keyed.filter(pl.col("first_cap") & ~pl.col("is_acronym") & ~pl.col("key").str.contains(" "))
             .select(pl.col("key").alias("surname"), "idx").join(node_docs, on="idx").select("surname", "doc").unique())
-    named = (full.filter(~pl.col("key").str.contains(ORDINAL_FIRST)
-                         & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}")).select("key", "surname").unique()
+    named = (full.filter(_full_name_shaped()).select("key", "surname").unique()
              .join(untyped.select("idx", "key"), on="key").join(node_docs, on="idx")
              .join(lone, on=["surname", "doc"], how="semi").select("key").unique())
     # ... or the corpus itself reads the name as a person's in at least two documents and in no fewer than it
@@ -49,8 +55,7 @@ def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.Dat
         return frame.select("key", "idx").join(node_docs, on="idx").group_by("key").agg(
             pl.col("doc").n_unique().alias("docs"))
 
-    read_as_person = (docs_of(full.filter(~pl.col("key").str.contains(ORDINAL_FIRST)
-                                          & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}")))
+    read_as_person = (docs_of(full.filter(_full_name_shaped()))
                       .join(docs_of(untyped).rename({"docs": "untyped_docs"}), on="key")
                       .filter((pl.col("docs") >= 2) & (pl.col("docs") >= pl.col("untyped_docs"))).select("key"))
     confirmed = pl.concat([
@@ -86,10 +91,7 @@ def resolved_types(keyed: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.Dat
     votes = (nd.filter(pl.col("entity_type") != OTHER).group_by("key", "doc", "entity_type").agg(pl.col("n").sum())
              .sort(["key", "doc", "n", "entity_type"], descending=[False, False, True, False])
              .group_by("key", "doc", maintain_order=True).agg(pl.col("entity_type").first().alias("voted")))
-    # a full name starts with a given name (a capital, then lower case), not a number, an ordinal or an
-    # acronym ("Twelfth Doctor", "W.H.O. Doctor" have no surname)
-    shaped = (pl.col("key").str.contains(" ") & ~pl.col("key").str.contains(ORDINAL_FIRST)
-              & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}"))
+    shaped = _full_name_shaped()
     surnames = (keyed.filter((pl.col("entity_type") == "PERSON") & shaped)
                 .select("idx", pl.col("key").str.extract(r"(\S+)$").alias("key"))
                 .join(node_doc_counts, on="idx").select("key", "doc").unique())
@@ -213,8 +215,7 @@ def _people_by_full_name(out: pl.DataFrame, keyed: pl.DataFrame, node_doc_counts
     """A full name that starts with a given name and that two or more documents type a person's, more than
     read it as anything else, is that person's in every document: "from Marcus Webb at Northwind", typed a
     place once, is no place of that name. A one-word name stays apart (Jordan the country, the person)."""
-    shaped = keyed.filter(pl.col("key").str.contains(" ") & ~pl.col("key").str.contains(ORDINAL_FIRST)
-                          & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}")).select("key").unique()
+    shaped = keyed.filter(_full_name_shaped()).select("key").unique()
     person = pl.col("entity_type") == "PERSON"  # typed a person by the extractor, not only read as one
     docs = (out.filter(pl.col("reading") != OTHER).join(shaped, on="key", how="semi")
             .join(node_doc_counts, on="idx").group_by("key")
