@@ -10,11 +10,9 @@ from pathlib import Path
 DEFAULT_ENCODING = "o200k_base"  # the encoding of gpt-4o and its successors
 
 
-@lru_cache(maxsize=4)
-def counter(name: str = DEFAULT_ENCODING):
-    """bpe-openai's Rust tokenizer of the named encoding (`count`, `encode`), loaded once per process.
-
-    Loaded from the package's compiled module directly: importing `bpe_openai` decodes three vocabularies in
+@lru_cache(maxsize=1)
+def _bindings():
+    """bpe-openai's compiled module, loaded directly: importing `bpe_openai` decodes three vocabularies in
     Python (o200k, cl100k and voyage3, about 1.2 s of CPU in every process) for a model table and a pure-Python
     `Encoding` this project never uses; the Rust tokenizer carries its own vocabulary. The counts are the
     library's own (`kg_assets_tests/test_chunking.py` compares them with `bpe_openai.get_encoding`)."""
@@ -23,15 +21,20 @@ def counter(name: str = DEFAULT_ENCODING):
     loader = importlib.machinery.ExtensionFileLoader("bpe_openai._bindings", str(compiled))
     bindings = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
     loader.exec_module(bindings)
-    return bindings.tokenizer_for_encoding(name)
+    return bindings
+
+
+@lru_cache(maxsize=4)
+def counter(name: str = DEFAULT_ENCODING):
+    """bpe-openai's Rust tokenizer of the named encoding (`count`, `encode`), loaded once per process."""
+    return _bindings().tokenizer_for_encoding(name)
 
 
 # bpe-openai refuses one call of 1,000,000 characters or more ("Input too long to encode safely"); its encoder is
 # linear below that. Long texts are counted in windows of at most this many characters, cut at whitespace when
 # the window has some, so the count stays linear and within the library's limit on any text.
 WINDOW_CHARS = 16_384
-# bpe-openai's Python API refuses one call of this many characters; its Rust tokenizer, called here, keeps the rule.
-LIBRARY_LIMIT = 1_000_000
+LIBRARY_LIMIT = 1_000_000  # that limit, which the Rust tokenizer called here does not check itself
 
 
 def windows(text: str, size: int = WINDOW_CHARS) -> list[tuple[int, int]]:
@@ -56,11 +59,11 @@ def count_tokens(text: str | None, name: str = DEFAULT_ENCODING) -> int:
     differ from the whole one's by about a token per window."""
     if not text:
         return 0
-    count = counter(name).count
     if len(text) > WINDOW_CHARS:
         return sum(count_tokens(text[a:b], name) for a, b in windows(text, WINDOW_CHARS))
     if len(text) >= LIBRARY_LIMIT:  # only with WINDOW_CHARS raised past it
         raise ValueError("Input too long to encode safely")
+    count = counter(name).count
     try:
         return count(text)
     except UnicodeEncodeError:  # a lone surrogate: counted as the replacement character, as bpe-openai does

@@ -146,8 +146,8 @@ class LLMExtractor:
     # copying the prompt's example or its template lines are dropped, an answer that says nothing fails
     # 7: the row builder gives a concept written in lower case ("machine learning", CONCEPT or TECHNOLOGY) one id
     # in every document, as a name (`normalize.is_description_expr`)
-    # 8: a mention's name is the chunk's own writing of it ("Sarah Chen", not the model's "SARAH_CHEN")
-    # 9: the row builder makes no row for an office of two or three words ("Chief Technology Officer")
+    # 8: a mention's name is the chunk's own writing of it ("Sarah Chen", not the model's "SARAH_CHEN"); 9: the row
+    # builder makes no row for an office of two or three words ("Chief Technology Officer")
     code_version = "llm-9"
     example_copies_dropped = 0  # in the last extract(): records that copied the prompt's example, dropped
 
@@ -522,8 +522,7 @@ class LLMExtractor:
                 call["error"] = f"stream stopped: {stopped}"[:500]
             return (content, count_message_tokens(messages),
                     count_tokens(content), bool(stopped) or finish == "length")
-        truncated = finish == "length"
-        return content, int(usage.prompt_tokens if usage else 0), int(usage.completion_tokens if usage else 0), truncated
+        return content, int(usage.prompt_tokens), int(usage.completion_tokens), finish == "length"
 
     def _parser(self, messages: list[dict]):
         return lambda content, gleaning_pass, truncated: self._parse(content, gleaning_pass, truncated, messages)
