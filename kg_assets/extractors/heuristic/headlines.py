@@ -8,8 +8,8 @@ no word in lower case but function words ("of", "in", "on": prose has others, "j
 among its capitalised words one that is normally lower case: a function word, or a word the chunk writes in lower case
 elsewhere ("Verdict" beside "the verdict"). A Markdown heading (a line opening with "#", as HTML headings are
 written too) needs no such word: a heading is written in Title Case whatever it says ("## Northwind Responds",
-"# QDL and ETH Zurich Paper Accepted at NeurIPS 2025" in a chunk with nothing else to go by). A line of names only ("Sarah Chen", "Angela Merkel, Berlin") is
-no such line. A mention in such a line becomes the longest run of its words that a mention outside those
+"# QDL and ETH Zurich Paper Accepted at NeurIPS 2025" in a chunk with nothing else to go by). A line of names
+only ("Sarah Chen", "Angela Merkel, Berlin") is no such line. A mention in such a line becomes the longest run of its words that a mention outside those
 lines has in its name ("Mzoudi" of "Abdelghani Mzoudi"), with the type of that name (untyped for a part of
 one: the linker's type vote joins it to the typed name); with none it gets an empty name (no row). A mention
 typed by a title or the gazetteer (confidence 0.85 and more) stays as it is.

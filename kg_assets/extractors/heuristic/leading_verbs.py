@@ -1,8 +1,8 @@
 """A verb that opens a sentence is no part of a name: "Went" and "Comes" alone are no entities, "Ask Sarah
-Chen" is Sarah Chen and "Confirm October" nothing; nor is a quantity before "of": "Two of QDL's arms" names QDL. The capital of a sentence's first word says nothing, so
-a mention that starts a sentence (or a line, after a bullet) with a verb form or an imperative loses that
-word; a given name never counts as a verb ("Will Smith", "Grace Hopper"). An inflected verb alone is no name
-wherever it stands (a heading's "What Went Well")."""
+Chen" is Sarah Chen and "Confirm October" nothing; nor is a quantity before "of": "Two of QDL's arms" names
+QDL. The capital of a sentence's first word says nothing, so a mention that starts a sentence (or a line,
+after a bullet) with a verb form or an imperative loses that word; a given name never counts as a verb ("Will
+Smith", "Grace Hopper"). An inflected verb alone is no name wherever it stands (a heading's "What Went Well")."""
 
 from __future__ import annotations
 
