@@ -256,6 +256,15 @@ def test_an_institution_named_after_a_place_is_one_entity_a_city_and_its_club_tw
     assert not same(c, ("Bremen", L), ("Bremen", O))  # the city and Werder Bremen
 
 
+def test_an_acronym_read_as_a_place_is_the_organisation_the_corpus_spells_out():
+    c = clusters(mentions(("d1", "Quantum Dynamics Lab", O), ("d1", "QDL", O), ("d2", "QDL", L), ("d3", "QDL", L),
+                          ("d4", "United Arab Emirates", L), ("d4", "UAE", L), ("d5", "UAE", O), ("d6", "UAE", O)))
+    assert same(c, ("QDL", L), ("QDL", O))  # "at QDL" read as a place
+    assert same(c, ("QDL", L), ("Quantum Dynamics Lab", O))
+    assert c[("QDL", L)] == eid("Quantum Dynamics Lab", O)
+    assert not same(c, ("UAE", L), ("UAE", O))  # spelled out as a place: the country and its team stay two
+
+
 def test_a_full_name_most_documents_read_as_a_person_is_no_place():
     c = clusters(mentions(("d1", "Marcus Webb", P), ("d2", "Marcus Webb", P), ("d3", "Marcus Webb", L),
                           ("d4", "Jordan", P), ("d5", "Jordan", P), ("d6", "Jordan", L),

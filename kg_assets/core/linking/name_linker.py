@@ -27,8 +27,9 @@ names; none is tuned to a data set.
    typed OTHER joins the PERSON entity with its key, in its documents or across them and whatever other
    types the key has, when the corpus writes the surname alone as a PERSON in a document of that person
    ("Marcus Webb" OTHER -> "Marcus Webb" PERSON next to "Webb said"; `untyped_person_names`). Different
-   types never merge otherwise. Variants only the corpus confirms (`variants.py`): a plural beside its
-   singular ("Northwind Atlas Arms" = "Northwind Atlas Arm"), a name after its maker's ("Northwind Atlas Arm
+   types never merge otherwise, except that an acronym read as a place and an organisation is the organisation
+   when the corpus spells it out as one and as no place ("at QDL" beside "Quantum Dynamics Lab", name-rules-9).
+   Variants only the corpus confirms (`variants.py`): a plural beside its singular ("Northwind Atlas Arms" = "Northwind Atlas Arm"), a name after its maker's ("Northwind Atlas Arm
    C2" = "Atlas Arm C2" where "Northwind" names an organisation).
 3. Short forms (directed: a short id joins at most one long entity of the SAME type). The short side
    must be written as a name (a capitalised word, not "15-inch" or "jury") and, except for acronyms,
@@ -220,7 +221,8 @@ class NameLinker:
     # 8: a place read as an organisation elsewhere is one entity (metonymy), so is a full name most documents read
     #    as a person's; a plural beside its singular; a name beside the same name after its maker's; a lone given
     #    name across documents, as a lone surname
-    version = "name-rules-8"
+    # 9: an acronym read as a place and an organisation is the organisation the corpus spells it out as ("at QDL")
+    version = "name-rules-9"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block

@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from kg_assets.core.linking.clusters import OTHER
+from kg_assets.core.linking.name_keys import acronym_forms
 
 # A name whose first word is an ordinal or a number names one of a series ("Twelfth Doctor"): no surname evidence.
 ORDINAL_FIRST = (r"(?i)^(\S*\d\S*|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
@@ -142,7 +143,7 @@ def resolved_types(keyed: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.Dat
              .select("idx").unique())
     out = out.with_columns(pl.when(pl.col("idx").is_in(clash["idx"].implode())).then(pl.col("entity_type"))
                            .otherwise(pl.col("reading")).alias("reading"))
-    out = _one_place_or_organisation(out, node_doc_counts)
+    out = _acronym_of_an_organisation(_one_place_or_organisation(out, node_doc_counts), keyed)
     return _people_by_full_name(out, keyed, node_doc_counts).select("idx", "key", "reading").sort("idx")
 
 
@@ -168,6 +169,28 @@ def _one_place_or_organisation(out: pl.DataFrame, node_doc_counts: pl.DataFrame)
     return (out.join(winner, on="key", how="left")
             .with_columns(pl.when(pl.col("winner").is_not_null() & pl.col("reading").is_in(METONYMY))
                           .then(pl.col("winner")).otherwise(pl.col("reading")).alias("reading")).drop("winner"))
+
+
+def _acronym_of_an_organisation(out: pl.DataFrame, keyed: pl.DataFrame) -> pl.DataFrame:
+    """An acronym of three letters or more read as a place by some ids and as an organisation by others is the
+    organisation when the corpus spells out an organisation of those initials and no place: "at QDL" reads as a
+    place, "Quantum Dynamics Lab" says what QDL is (name-rules-9). A place that goes by its initials spells out a
+    place ("UAE", "United Arab Emirates") and keeps both readings, as a one-word place and its club do."""
+    acronyms = (out.join(keyed.filter(pl.col("is_acronym") & (pl.col("key").str.len_chars() >= 3)).select("idx"),
+                         on="idx", how="semi")
+                .filter(pl.col("reading").is_in(METONYMY)).group_by("key")
+                .agg(pl.col("reading").n_unique().alias("readings")).filter(pl.col("readings") == 2)
+                .select("key", pl.col("key").str.to_uppercase().alias("h_key")))
+    if acronyms.height == 0:
+        return out
+    spelled_out = keyed.join(out.select("idx", "reading"), on="idx").filter(pl.col("reading").is_in(METONYMY))
+    organisations = (acronym_forms(spelled_out.select("idx", "tok")).join(acronyms, on="h_key", how="semi")
+                     .join(spelled_out.select("idx", "reading"), on="idx").group_by("h_key")
+                     .agg((pl.col("reading") == "ORGANIZATION").all().alias("only_organisations"))
+                     .filter("only_organisations").join(acronyms, on="h_key").select("key"))
+    return out.with_columns(pl.when(pl.col("key").is_in(organisations["key"].implode())
+                                    & pl.col("reading").is_in(METONYMY))
+                            .then(pl.lit("ORGANIZATION")).otherwise(pl.col("reading")).alias("reading"))
 
 
 def _given_name_shaped() -> pl.Expr:
