@@ -84,13 +84,12 @@ def _warehouse_hits(project) -> list[str]:
         "SELECT table_schema, table_name, column_name, data_type FROM information_schema.columns "
         "WHERE table_schema IN ('kg', 'kg_marts') AND (data_type LIKE 'VARCHAR%' OR data_type LIKE 'MAP%' "
         "OR data_type LIKE 'STRUCT%')")
-    hits = []
-    for schema, table, column, _ in columns.iter_rows():
-        found = project.sql(f'SELECT count(*) FROM {schema}."{table}" '
-                            f'WHERE contains(lower(CAST("{column}" AS VARCHAR)), $s)', s=SECRET.lower()).item()
-        if found:
-            hits.append(f"{schema}.{table}.{column}")
-    return hits
+    # one query for all of them (a connection per column cost this test 20 s)
+    found = " UNION ALL ".join(
+        f"SELECT '{schema}.{table}.{column}' AS hit WHERE EXISTS (SELECT 1 FROM {schema}.\"{table}\" "
+        f"WHERE contains(lower(CAST(\"{column}\" AS VARCHAR)), $s))"
+        for schema, table, column, _ in columns.iter_rows())
+    return sorted(project.sql(found, s=SECRET.lower())["hit"].to_list())
 
 
 def _cache_hits(cache: Path) -> list[str]:
