@@ -356,3 +356,14 @@ def test_a_heading_a_quantity_and_an_office_are_no_names():
     assert {"Northwind Robotics", "QDL", "Marcus Webb", "Jordan Reyes", "Diane Holloway"} <= set(names)
     assert not {"Northwind Responds", "ETH Zurich Paper Accepted", "Two of QDL", "Fourteen of QDL",
                 "Chief Technology Officer", "Research Engineer"} & set(names)
+
+
+def test_a_title_in_quotes_is_one_name_and_quoted_speech_is_not_a_title():
+    # heuristic-10: the words of a quoted title are no names of their own
+    names = heuristic_names('Julie Christie won praise for "Away from Her," and the book “Peace and Punishment: The '
+                            'Secret Wars of Politics and International Justice” sold well. My talk, "Simulating Error '
+                            'Correction on a Laptop," covered Qubitline. He said "we will win in Boston" and read the '
+                            '"Boston Globe".')
+    assert {"Away from Her", "Peace and Punishment: The Secret Wars of Politics and International Justice",
+            "Simulating Error Correction on a Laptop", "Julie Christie", "Qubitline", "Boston", "Boston Globe"} <= set(names)
+    assert not {"Away", "Her", "Peace", "Politics", "International Justice", "Laptop", "Simulating Error Correction"} & set(names)

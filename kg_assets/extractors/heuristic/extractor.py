@@ -17,6 +17,7 @@ from kg_assets.extractors.heuristic.headlines import names_in_headlines
 from kg_assets.extractors.heuristic.leading_verbs import without_leading_verbs
 from kg_assets.extractors.heuristic.lexicon import BUILTIN_GAZETTEER, word_key
 from kg_assets.extractors.heuristic.mentions import MentionFinder
+from kg_assets.extractors.heuristic.quoted_titles import quoted_titles
 from kg_assets.extractors.heuristic.relations import relations
 from kg_assets.extractors.heuristic.sentences import split_sentences
 
@@ -45,8 +46,9 @@ class HeuristicExtractor:
     # lower-case particle inside a hyphenated name ("Port-au-Prince"), a word after a colon opens a sentence, an
     # adverb or adjective alone is no name ("Personally", "Expensive": `common_words`); 9: a Markdown heading is a
     # Title-Case line ("## Northwind Responds"), a quantity before "of" opens no name ("Two of QDL"), the row
-    # builder makes no row for an office of two or three words ("Chief Technology Officer", "Research Engineer")
-    code_version = "heuristic-9"
+    # builder makes no row for an office of two or three words ("Chief Technology Officer", "Research Engineer");
+    # 10: a title in quotes is one name ("Away from Her": `quoted_titles`)
+    code_version = "heuristic-10"
 
     def __init__(
         self,
@@ -108,6 +110,8 @@ class HeuristicExtractor:
                                                               sp.start, sp.end) for sp in spans])
         mentions = names_in_headlines(text, mentions)  # "Netherlands Opens Up Labor Market" is "Netherlands"
         mentions = with_inner_the(text, mentions)  # "in The Hague"
+        if "OTHER" in self._allowed:
+            mentions = quoted_titles(text, mentions)  # the film "Away from Her" is one name, not "Away"
         if chat is not None and "PERSON" in self._allowed:
             # the speakers named in line prefixes, after the spans: relations and observations index spans
             mentions += [MentionRecord(name, "PERSON", f"speaker in the chat at {sent_at}", CONF_SPEAKER, start, end)
