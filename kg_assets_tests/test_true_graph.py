@@ -367,3 +367,12 @@ def test_a_title_in_quotes_is_one_name_and_quoted_speech_is_not_a_title():
     assert {"Away from Her", "Peace and Punishment: The Secret Wars of Politics and International Justice",
             "Simulating Error Correction on a Laptop", "Julie Christie", "Qubitline", "Boston", "Boston Globe"} <= set(names)
     assert not {"Away", "Her", "Peace", "Politics", "International Justice", "Laptop", "Simulating Error Correction"} & set(names)
+
+
+def test_two_names_joined_before_a_noun_are_no_third_name():
+    # heuristic-10: "Japan-Russia talks" relate two names; a hyphenated state or country stays
+    names = heuristic_names("Japan-Russia talks resumed. The EU-Libya deal was signed by Libya and the EU. Vladimir "
+                            "Putin met Taro Aso; the Putin-Aso meeting went well. In Saxony-Anhalt, Saxony and "
+                            "Guinea-Bissau officials met.")
+    assert {"Libya", "EU", "Vladimir Putin", "Taro Aso", "Saxony-Anhalt", "Saxony", "Guinea-Bissau"} <= set(names)
+    assert not {"Japan-Russia", "EU-Libya", "Putin-Aso"} & set(names)

@@ -17,6 +17,7 @@ from kg_assets.extractors.heuristic.headlines import names_in_headlines
 from kg_assets.extractors.heuristic.leading_verbs import without_leading_verbs
 from kg_assets.extractors.heuristic.lexicon import BUILTIN_GAZETTEER, word_key
 from kg_assets.extractors.heuristic.mentions import MentionFinder
+from kg_assets.extractors.heuristic.name_pairs import without_name_pairs
 from kg_assets.extractors.heuristic.quoted_titles import quoted_titles
 from kg_assets.extractors.heuristic.relations import relations
 from kg_assets.extractors.heuristic.sentences import split_sentences
@@ -47,7 +48,8 @@ class HeuristicExtractor:
     # adverb or adjective alone is no name ("Personally", "Expensive": `common_words`); 9: a Markdown heading is a
     # Title-Case line ("## Northwind Responds"), a quantity before "of" opens no name ("Two of QDL"), the row
     # builder makes no row for an office of two or three words ("Chief Technology Officer", "Research Engineer");
-    # 10: a title in quotes is one name ("Away from Her": `quoted_titles`)
+    # 10: a title in quotes is one name ("Away from Her": `quoted_titles`), a hyphenated pair of names before a
+    # noun is none ("Japan-Russia talks": `name_pairs`)
     code_version = "heuristic-10"
 
     def __init__(
@@ -110,6 +112,7 @@ class HeuristicExtractor:
                                                               sp.start, sp.end) for sp in spans])
         mentions = names_in_headlines(text, mentions)  # "Netherlands Opens Up Labor Market" is "Netherlands"
         mentions = with_inner_the(text, mentions)  # "in The Hague"
+        mentions = without_name_pairs(text, mentions, self._gazetteer)  # the "Japan-Russia" of "Japan-Russia talks"
         if "OTHER" in self._allowed:
             mentions = quoted_titles(text, mentions)  # the film "Away from Her" is one name, not "Away"
         if chat is not None and "PERSON" in self._allowed:

@@ -1,0 +1,33 @@
+"""Two names joined by a hyphen before a noun name a relation between them, not a third thing: the "Japan-Russia"
+of "Japan-Russia talks", "the EU-Libya deal", "the Putin-Aso meeting" make no node. Only where each half is a
+name in its own right (the gazetteer's, or named on its own in the chunk) and the pair itself is no name the
+gazetteer knows ("Guinea-Bissau"); a state named with a hyphen stands as a noun ("in Saxony-Anhalt,") and stays."""
+
+from __future__ import annotations
+
+import re
+
+from kg_assets.core.extraction.rows import MentionRecord
+from kg_assets.extractors.heuristic.lexicon import word_key
+
+_PAIR_RE = re.compile(r"(\w[\w.]*)-(\w[\w.]*)")
+_NOUN_AFTER_RE = re.compile(r"[ \t]+[a-z]")
+
+
+def without_name_pairs(text: str, mentions: list[MentionRecord], gazetteer: dict[str, str]) -> list[MentionRecord]:
+    """The mentions, a hyphenated pair of names used before a noun emptied (no row); the list keeps its length and
+    order (relations and observations point at mentions by index)."""
+    pairs = [i for i, m in enumerate(mentions) if m.name and _PAIR_RE.fullmatch(m.name) and m.char_end is not None
+             and m.name[0].isupper() and word_key(m.name) not in gazetteer and _NOUN_AFTER_RE.match(text, m.char_end)]
+    if not pairs:
+        return mentions
+    named = {word for m in mentions if m.name and not _PAIR_RE.fullmatch(m.name)
+             for word in (m.name, m.name.split()[-1])}
+    out = list(mentions)
+    for i in pairs:
+        m = out[i]
+        halves = _PAIR_RE.fullmatch(m.name).groups()
+        if all(half[:1].isupper() and (word_key(half) in gazetteer or half in named) for half in halves):
+            out[i] = MentionRecord("", m.entity_type, m.description, m.confidence, m.char_start, m.char_end,
+                                   m.gleaning_pass)
+    return out
