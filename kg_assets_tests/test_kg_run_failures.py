@@ -51,10 +51,10 @@ def _args(home: Path) -> list:
     return [KG, "run", "--inbox", home.parent / "inbox", "--db", home.parent / "warehouse.duckdb"]
 
 
-def _start(home: Path, **env: str) -> subprocess.Popen:
+def _start(home: Path, *options: str, **env: str) -> subprocess.Popen:
     # A session of its own: the process group is killed as a whole, as a terminal or an OOM kill would.
-    return subprocess.Popen(_args(home), env=_env(home, **env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+    return subprocess.Popen([*_args(home), *options], env=_env(home, **env), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
 def _kg_run(home: Path, *options: str, **env: str) -> subprocess.CompletedProcess:
@@ -134,7 +134,8 @@ def test_a_run_waiting_for_a_pool_says_so_sleeps_stops_on_ctrl_c_and_goes_on_onc
     try:
         with _instance(home) as instance:
             blocker = _live_blocker(instance, "llm", holder)
-        waiting = _start(home, KG_EXTRACTOR="heuristic")
+        # --no-marts: the llm pool is what this is about (test_cli runs the marts in `kg run`)
+        waiting = _start(home, "--no-marts", KG_EXTRACTOR="heuristic")
         lines: list[str] = []
         _wait_for(lambda: lines.append(waiting.stdout.readline()) or "kg run: waiting" in lines[-1],
                   what="the waiting message")
@@ -146,7 +147,7 @@ def test_a_run_waiting_for_a_pool_says_so_sleeps_stops_on_ctrl_c_and_goes_on_onc
         out, _ = waiting.communicate(timeout=120)  # a loaded machine (the suite's other workers) is slow to exit
         assert waiting.returncode == 130 and "interrupted while waiting for a pool; nothing ran" in out
 
-        proceeding = _start(home, KG_EXTRACTOR="heuristic")
+        proceeding = _start(home, "--no-marts", KG_EXTRACTOR="heuristic")
         _wait_for(lambda: "kg run: waiting" in proceeding.stdout.readline(), what="the waiting message")
         holder.kill()
         holder.wait()
