@@ -27,12 +27,11 @@ setup() {
     # about 80 s; pip stays the fallback when uv cannot be had. Both compile every installed file now, once:
     # left to the first imports, the suite's parallel processes compiled the same modules side by side (a
     # fresh-clone suite took 1.5 min longer).
-    if "$VENV/bin/python" -m pip install --quiet --require-hashes -r requirements-uv.lock; then
-      uv_install=("$VENV/bin/python" -m uv pip install --quiet --python "$VENV/bin/python" --no-deps)
-      "${uv_install[@]}" --require-hashes --compile-bytecode -r requirements.lock
-      "${uv_install[@]}" -e .
-    else
-      echo "==> uv could not be installed; installing with pip"
+    uv_install=("$VENV/bin/python" -m uv pip install --quiet --python "$VENV/bin/python" --no-deps)
+    if ! { "$VENV/bin/python" -m pip install --quiet --require-hashes -r requirements-uv.lock \
+        && "${uv_install[@]}" --require-hashes --compile-bytecode -r requirements.lock \
+        && "${uv_install[@]}" -e .; }; then
+      echo "==> uv could not install the lock; installing with pip"
       "$VENV/bin/python" -m pip install --quiet --require-hashes --no-deps -r requirements.lock
       "$VENV/bin/python" -m pip install --quiet --no-deps -e .
     fi
