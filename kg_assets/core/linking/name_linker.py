@@ -29,8 +29,9 @@ names; none is tuned to a data set.
    ("Marcus Webb" OTHER -> "Marcus Webb" PERSON next to "Webb said"; `untyped_person_names`). Different
    types never merge otherwise, except that an acronym read as a place and an organisation is the organisation
    when the corpus spells it out as one and as no place ("at QDL" beside "Quantum Dynamics Lab", name-rules-9).
-   Variants only the corpus confirms (`variants.py`): a plural beside its singular ("Northwind Atlas Arms" = "Northwind Atlas Arm"), a name after its maker's ("Northwind Atlas Arm
-   C2" = "Atlas Arm C2" where "Northwind" names an organisation).
+   Variants only the corpus confirms (`variants.py`): a plural beside its singular ("Northwind Atlas Arms" =
+   "Northwind Atlas Arm"), a name after its maker's ("Northwind Atlas Arm C2" = "Atlas Arm C2" where
+   "Northwind" names an organisation).
 3. Short forms (directed: a short id joins at most one long entity of the SAME type). The short side
    must be written as a name (a capitalised word, not "15-inch" or "jury") and, except for acronyms,
    have at least 4 characters (the seed rule). Candidate long forms:

@@ -18,6 +18,7 @@ typed by a title or the gazetteer (confidence 0.85 and more) stays as it is.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from kg_assets.core.extraction.rows import MentionRecord
 from kg_assets.extractors.heuristic.lexicon import FUNCTION_WORDS, STOPWORDS, VERB_FORMS
@@ -88,8 +89,7 @@ def names_in_headlines(text: str, mentions: list[MentionRecord]) -> list[Mention
         words = m.name.split()
         best = next(((i, j) for i, j in _runs(words) if " ".join(words[i:j]) in named), None)
         if best is None:
-            out.append(MentionRecord("", m.entity_type, m.description, m.confidence, m.char_start, m.char_end,
-                                     m.gleaning_pass))
+            out.append(replace(m, name=""))
             continue
         name = " ".join(words[best[0]:best[1]])
         offset = m.name.find(name) if name in m.name else 0

@@ -7,6 +7,7 @@ Smith", "Grace Hopper"). An inflected verb alone is no name wherever it stands (
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from kg_assets.core.extraction.rows import MentionRecord
 from kg_assets.extractors.heuristic.lexicon import GIVEN_NAMES, MONTHS, VERB_BASES, VERB_FORMS
@@ -46,24 +47,21 @@ def without_leading_verbs(text: str, mentions: list[MentionRecord]) -> list[Ment
         words = _WORD.findall(m.name)
         if len(words) == 1 and words[0].casefold() in VERB_FORMS and words[0].casefold() not in GIVEN_NAMES:
             # an inflected verb alone is no name wherever it stands ("What Went Well", "What Comes Next")
-            out.append(MentionRecord("", m.entity_type, m.description, m.confidence, m.char_start, m.char_end,
-                                     m.gleaning_pass))
+            out.append(replace(m, name=""))
             continue
         if (len(words) > 2 and words[0].casefold() in QUANTITIES and words[1] == "of" and m.char_start is not None
                 and _starts_sentence(text, m.char_start)):
             rest = m.name[m.name.index(" of ") + 4:].lstrip()
             start = m.char_start + (len(m.name) - len(rest))
-            out.append(MentionRecord(rest, m.entity_type, m.description, m.confidence, start, m.char_end,
-                                     m.gleaning_pass))
+            out.append(replace(m, name=rest, char_start=start))
             continue
         if m.char_start is None or not words or not _is_verb(words[0]) or not _starts_sentence(text, m.char_start):
             out.append(m)
             continue
         rest = m.name[len(words[0]):].lstrip()
         if not rest or rest.casefold() in MONTHS:
-            out.append(MentionRecord("", m.entity_type, m.description, m.confidence, m.char_start, m.char_end,
-                                     m.gleaning_pass))
+            out.append(replace(m, name=""))
             continue
         start = m.char_start + (len(m.name) - len(rest))
-        out.append(MentionRecord(rest, m.entity_type, m.description, m.confidence, start, m.char_end, m.gleaning_pass))
+        out.append(replace(m, name=rest, char_start=start))
     return out

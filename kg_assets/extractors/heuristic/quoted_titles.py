@@ -7,6 +7,7 @@ in lower case; quoted speech has lower-case words and is left alone."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from kg_assets.core.extraction.rows import MentionRecord
 
@@ -53,9 +54,7 @@ def quoted_titles(text: str, mentions: list[MentionRecord]) -> list[MentionRecor
             continue
         first = out[inside[0]]
         for i in inside:
-            m = out[i]
-            out[i] = MentionRecord("", m.entity_type, m.description, m.confidence, m.char_start, m.char_end,
-                                   m.gleaning_pass)
+            out[i] = replace(out[i], name="")
         out.append(MentionRecord(text[start:end], "OTHER", first.description, CONF_QUOTED_TITLE, start, end,
                                  first.gleaning_pass))
     return out
