@@ -50,7 +50,7 @@ class HeuristicExtractor:
     # builder makes no row for an office of two or three words ("Chief Technology Officer", "Research Engineer");
     # 10: a title in quotes is one name ("Away from Her": `quoted_titles`), a hyphenated pair of names before a
     # noun is none ("Japan-Russia talks": `name_pairs`)
-    code_version = "heuristic-10"
+    code_version = "heuristic-11"
 
     def __init__(
         self,

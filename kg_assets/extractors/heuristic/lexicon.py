@@ -125,7 +125,7 @@ GIVEN_NAMES = _words(
     lars erik ingrid astrid sven fernando ana beatriz joão kwame amara chidi ngozi tariq leila bob dan
     eve jim joe bill mike chris nick matt steve dave rob ken ron ted tony greg jeff jenny jen kate katie
     beth liz sue meg amir arash reza mei xin yan hui lin jia hao ana carmen lina nina
-    tina vera ida eva ella lily ruby jane judy joan helen ruth diane julie susanna victoria"""
+    tina vera ida eva ella lily ruby jane judy joan helen ruth diane julie susanna victoria jordan"""
 )
 _AUX = _words(
     """is are was were be been being am has have had having do does did will would shall should can
@@ -151,7 +151,7 @@ RELATION_PREPOSITIONS = _words(
 VERB_BASES = _words(
     """lead join acquire found co-found cofound work partner meet own build develop launch announce
     release use create invest hire buy sell visit move live head run manage direct teach study write speak
-    host sponsor fund support attend present collaborate compete serve chair oversee sue sign employ
+    host sponsor fund support attend present prefer collaborate compete serve chair oversee sue sign employ
     design publish report say tell merge supply provide power train deploy integrate replace adopt win
     lose beat defeat criticize criticise praise license open close establish advise mentor marry graduate
     leave return invite interview cite hold organize organise back finance operate produce manufacture
@@ -194,6 +194,12 @@ VERB_FORMS: frozenset[str] = frozenset(
 )
 BASE_AFTER = _AUX | {"to"}
 NOT_VERBS_ED = _words("hundred indeed speed breed embed bed red shed need seed feed united limited")
+
+
+def is_verb_form(word: str) -> bool:
+    """An inflected form of a listed verb, or any lower-case word of 5+ letters ending in -ed ("maintained")."""
+    return word in VERB_FORMS or (len(word) >= 5 and word.endswith("ed") and word not in NOT_VERBS_ED)
+
 # Words right after a mention that still let it be a relation endpoint (it is the subject, not a modifier).
 REPORTING = _words("said says told announced reported added noted wrote explained confirmed")
 

@@ -42,7 +42,11 @@ Types (first rule that fires; confidence in brackets)
     (``at QDL`` next to ``Quantum Dynamics Lab``), or its name before an organisation head word (``at
     Northwind`` next to ``Northwind Robotics``), is ORGANIZATION [0.7]; a
     single-word mention equal to the last word of an earlier PERSON span (``Chen`` after ``Sarah Chen``)
-    is PERSON [0.7] and keeps its own name. A sentence-initial single word with no cue at all
+    is PERSON [0.7] and keeps its own name, and so is one equal to its first word (``Jordan`` after ``Jordan
+    Reyes``) unless a place preposition comes before it; when the word is also a strongly typed place
+    (``Jordan`` the country), only as the subject of a verb (``Jordan promised``, not ``Amman, Jordan``).
+    A name followed by a version number (``Qubitline 1.4``, ``Python 3.11``) is TECHNOLOGY [0.75] unless a
+    stronger rule typed it. A sentence-initial single word with no cue at all
     (``Researchers found ...``; a word that opens a line counts as sentence-initial) is dropped unless the
     same name also occurs mid-sentence in the chunk, and a single word with no cue but a preposition that the
     chunk also writes in lower case is a common word, dropped (``common_words.py``).
@@ -59,6 +63,7 @@ from bisect import bisect_right
 from kg_assets.core.extraction.titles import TITLE_HEADS, TITLE_MODIFIERS
 from kg_assets.extractors.heuristic.common_words import follows_colon, opens_line, without_common_words
 from kg_assets.extractors.heuristic.lexicon import (
+    BASE_AFTER,
     CONNECTORS,
     DETERMINERS,
     FUNCTION_WORDS,
@@ -73,6 +78,7 @@ from kg_assets.extractors.heuristic.lexicon import (
     UPPER,
     VERB_FORMS,
     WORD_RE,
+    is_verb_form,
     word_key,
 )
 from kg_assets.extractors.heuristic.sub_spans import SubSpan, match_tokens, split_sub_spans
@@ -86,6 +92,7 @@ CONF_CHUNK_CONTEXT = 0.7  # acronym / same name / surname of an earlier PERSON i
 CONF_SINGLE_GIVEN = 0.55
 CONF_YEAR_EVENT = 0.6
 CONF_PREPOSITION = 0.6
+CONF_VERSIONED = 0.75
 CONF_FALLBACK = 0.4
 STRONG = 0.7  # a type this sure is not overridden by context in the chunk
 
@@ -110,6 +117,9 @@ _SPAN_RE = re.compile(
 )
 _NEXT_WORD_RE = re.compile(r"[ \t]+([a-z][a-z'’-]*)")
 _HAS_WORD_RE = re.compile(r"\w")
+# a version number right after a name: "Qubitline 1.4", "Python 3.11.2" (not "1.5 billion")
+_VERSION_AFTER_RE = re.compile(
+    rf"{_SP}v?\d+(?:\.\d+)+(?![\d\w]|\.\d)(?!{_SP}*(?:%|percent|per\b|[mb]illion|trillion|bn\b))")
 # A sentence-initial single word followed by one of these is an organisation subject, not noise.
 _HQ_SUBJECT_RE = re.compile(
     r"\s+(?:(?:is|was)\s+(?:now\s+|currently\s+)?headquartered\s+in|(?:moved|relocated)\s+(?:its|their)\s+"
@@ -249,6 +259,8 @@ class MentionFinder:
                             and not (len(nw) >= 5 and nw.endswith("ed"))
                         ):
                             sp.modifier = True
+                if (base is None or base[1] < CONF_VERSIONED) and _VERSION_AFTER_RE.match(text, end):
+                    base = ("TECHNOLOGY", CONF_VERSIONED, "version")
                 if base is not None:
                     sp.etype, sp.conf, sp.cue = base
                 elif p1 in PLACE_PREPOSITIONS and p2 not in NOT_PLACE_BEFORE_PREP:
@@ -306,6 +318,18 @@ class MentionFinder:
             return "EVENT", CONF_YEAR_EVENT, "year"
         return None
 
+    @staticmethod
+    def _given_name_alone(text: str, sp: Span) -> bool:
+        """A lone word that is the given name of a person named earlier in the chunk reads as that person, unless
+        it follows a place preposition; a strongly typed place ("Jordan" the country) only as a verb's subject."""
+        if sp.prev1 in PLACE_PREPOSITIONS or sp.cue == "preposition":
+            return False
+        if sp.conf < STRONG:
+            return True
+        after = _NEXT_WORD_RE.match(text, sp.end)
+        return (sp.prev1 is None or not sp.prev1.endswith(",")) and after is not None and (
+            is_verb_form(after.group(1)) or after.group(1) in BASE_AFTER - {"to"})
+
     def _resolve_in_chunk(self, text: str, spans: list[Span]) -> None:
         # acronym in parentheses right after a span takes that span's type
         for k in range(1, len(spans)):
@@ -332,6 +356,7 @@ class MentionFinder:
                 if sp.words[-1] in HEAD_TYPES and HEAD_TYPES[sp.words[-1]][0] == "ORGANIZATION":
                     org_short.setdefault(sp.name.rsplit(None, 1)[0], ("ORGANIZATION", sp.conf))
         person_last: dict[str, int] = {}  # last word of a PERSON span -> first offset seen
+        person_first: dict[str, int] = {}  # and its first word
         for sp in spans:
             if sp.conf < STRONG:
                 hit = strong.get(sp.name)
@@ -342,15 +367,15 @@ class MentionFinder:
             if sp.etype == "PERSON" and len(sp.words) >= 2:
                 last = sp.name.rsplit(None, 1)[-1]
                 person_last.setdefault(last, sp.start)
+                person_first.setdefault(sp.name.split(None, 1)[0], sp.start)
         if person_last:
             for sp in spans:
-                if (
-                    len(sp.words) == 1
-                    and sp.cue not in ("honorific", "acronym")
-                    and sp.etype != "PERSON"
-                    and person_last.get(sp.name, sp.start) < sp.start
-                ):
+                if len(sp.words) != 1 or sp.cue in ("honorific", "acronym") or sp.etype == "PERSON":
+                    continue
+                if person_last.get(sp.name, sp.start) < sp.start:
                     sp.etype, sp.conf, sp.cue = "PERSON", CONF_CHUNK_CONTEXT, "surname"
+                elif person_first.get(sp.name, sp.start) < sp.start and self._given_name_alone(text, sp):
+                    sp.etype, sp.conf, sp.cue = "PERSON", CONF_CHUNK_CONTEXT, "given_name_alone"
         # sentence-initial single words with no cue need support elsewhere in the chunk
         if any(sp.initial and sp.cue == "fallback" and len(sp.words) == 1 for sp in spans):
             mid = {sp.name for sp in spans if not sp.initial}

@@ -5,9 +5,11 @@ Relations
     determiner and before a lowercase noun, or before ``-based``-like compounds). Each adjacent pair of
     distinct entities gives one relation, at most 3 per sentence (no cliques). Keywords are the words
     between the two mentions without function words and titles (up to 5, lowercase). The type is the
-    first verb-like word between them plus a directly following preposition, in UPPER_SNAKE (``leads
-    the AI team at`` -> LEADS, ``works at`` -> WORKS_AT, ``was founded by`` -> FOUNDED_BY) with strength
-    1.0. Verb-like: an inflected form (-s, -ed, -ing, irregular past) of a ~200-verb list, any lowercase
+    first verb-like word between them plus a directly following preposition, in UPPER_SNAKE (``works
+    at`` -> WORKS_AT, ``was founded by`` -> FOUNDED_BY, ``acquired`` -> ACQUIRED) with strength 1.0,
+    unless the verb's object is a phrase of its own that a preposition then ties to the second name
+    (``maintains the project at QDL``, ``leads the AI team at QDL``): the verb acts on the project and
+    the team, not on QDL (heuristic-11). Verb-like: an inflected form (-s, -ed, -ing, irregular past) of a ~200-verb list, any lowercase
     word of 5+ letters ending in -ed, or a bare listed verb right after an auxiliary or "to" ("will
     acquire"); auxiliaries themselves are skipped. Without a verb (or when more than 12 words separate
     the two) it is RELATED_TO with strength 0.5 (co-occurrence). Direction is textual order (source
@@ -22,13 +24,13 @@ from collections.abc import Callable
 from kg_assets.core.extraction.rows import RelationRecord
 from kg_assets.extractors.heuristic.lexicon import (
     BASE_AFTER,
+    DETERMINERS,
     FUNCTION_WORDS,
     HONORIFICS,
-    NOT_VERBS_ED,
     RELATION_PREPOSITIONS,
     VERB_BASES,
-    VERB_FORMS,
     WORD_RE,
+    is_verb_form,
 )
 from kg_assets.extractors.heuristic.mentions import Span
 
@@ -68,14 +70,13 @@ def relations(text: str, spans: list[Span], sentence_text: Callable[[int], str])
                     lw = w.lower()
                     if lw in FUNCTION_WORDS:
                         continue
-                    if (
-                        lw in VERB_FORMS
-                        or (len(lw) >= 5 and lw.endswith("ed") and lw not in NOT_VERBS_ED)
-                        or (lw in VERB_BASES and i > 0 and words[i - 1].lower() in BASE_AFTER)
-                    ):
+                    if is_verb_form(lw) or (lw in VERB_BASES and i > 0 and words[i - 1].lower() in BASE_AFTER):
                         rtype = lw
                         if i + 1 < len(words) and words[i + 1].lower() in RELATION_PREPOSITIONS:
                             rtype += "_" + words[i + 1].lower()
+                            i += 1
+                        if _acts_on_its_own_object([w.lower() for w in words[i + 1:]]):
+                            rtype = None
                         break
             lowered = [w.lower() for w in words]
             kws = [lw for lw in lowered if lw not in FUNCTION_WORDS and lw not in HONORIFICS]
@@ -90,3 +91,11 @@ def relations(text: str, spans: list[Span], sentence_text: Callable[[int], str])
             pairs += 1
     return out
 
+
+
+def _acts_on_its_own_object(after_verb: list[str]) -> bool:
+    """The words between a verb and the second name open with the verb's own object, a phrase begun by a
+    determiner, and a preposition after it ties the name to that phrase: "maintains | the project at"."""
+    if len(after_verb) < 3 or after_verb[0] not in DETERMINERS:
+        return False
+    return any(w in RELATION_PREPOSITIONS for w in after_verb[2:])
