@@ -69,6 +69,19 @@ def test_profile_attributes_history_relations_and_sources(built_warehouse):
     assert profile.sources[0].document_time >= profile.sources[1].document_time
 
 
+def test_the_sample_graph_tells_the_person_jordan_from_the_country_and_says_what_he_maintains(built_warehouse):
+    # issue 20 on the sample: "Jordan prefers Rust" is Jordan Reyes, "Amman, Jordan" the country; he maintains
+    # "the project at QDL", not QDL; "Qubitline 1.4" is one technology, not a place for "contribute to Qubitline"
+    kg = KnowledgeGraph(built_warehouse)
+    reyes = kg.profile(entity_id(built_warehouse, "Jordan Reyes", "PERSON"), max_relations=50)
+    assert "Jordan" in {a.alias for a in reyes.aliases}
+    assert not [r for r in reyes.relations if r.other_name == "Quantum Dynamics Lab" and r.relation_type == "MAINTAINS"]
+    country = kg.profile(entity_id(built_warehouse, "Jordan", "LOCATION"))
+    assert "notes/jordan_amman_trip.txt" in {s.document_id for s in country.sources}
+    assert sql(built_warehouse, "SELECT entity_type FROM kg.entities WHERE name = 'Qubitline' AND valid_until IS NULL"
+               )["entity_type"].to_list() == ["TECHNOLOGY"]
+
+
 def test_profile_follows_merged_ids_and_refuses_unknown_names(built_warehouse):
     redirect = sql(built_warehouse, "SELECT from_id, to_id FROM kg.entity_aliases ORDER BY from_id LIMIT 1").row(0)
     kg = KnowledgeGraph(built_warehouse)

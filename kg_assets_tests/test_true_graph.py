@@ -376,3 +376,50 @@ def test_two_names_joined_before_a_noun_are_no_third_name():
                             "Guinea-Bissau officials met.")
     assert {"Libya", "EU", "Vladimir Putin", "Taro Aso", "Saxony-Anhalt", "Saxony", "Guinea-Bissau"} <= set(names)
     assert not {"Japan-Russia", "EU-Libya", "Putin-Aso"} & set(names)
+
+
+def heuristic_types(text: str) -> list[tuple[str, str]]:
+    import polars as pl
+
+    from kg_assets.extractors.heuristic import HeuristicExtractor
+    rows = HeuristicExtractor().extract(pl.DataFrame({"chunk_id": ["c"], "document_id": ["d"], "text": [text]}))
+    return list(rows.mentions.sort("char_start").select("name", "entity_type").iter_rows())
+
+
+def test_a_name_with_a_version_number_is_a_technology():
+    # heuristic-11: a version after a name says what it is; a figure after a name says nothing
+    found = heuristic_types("Ana added a plugin to Zephyrine 1.5. She upgraded to Corvax v2.0.1 and Nimbra 3.11 "
+                            "last week. Sales at Veltrano 1.5 billion were flat; Ostara 2.5 percent.")
+    assert ("Zephyrine", "TECHNOLOGY") in found and ("Corvax", "TECHNOLOGY") in found and ("Nimbra", "TECHNOLOGY") in found
+    assert ("Veltrano", "TECHNOLOGY") not in found and ("Ostara", "TECHNOLOGY") not in found
+
+
+def test_a_lone_given_name_after_the_full_name_is_the_person_unless_the_text_makes_it_a_place():
+    # heuristic-11: "Jordan" alone after "Jordan Reyes" is he where it acts, the country where it is a place
+    found = heuristic_types("Dr. Jordan Reyes spoke first. Jordan promised a demo. He flew to Amman, Jordan. Jordan, "
+                            "the country, hosts startups. Later Jordan has agreed. Students came from Jordan. Dr. "
+                            "Corin Vale arrived; Corin said little.")
+    jordans = [t for n, t in found if n == "Jordan"]
+    assert jordans == ["PERSON", "LOCATION", "LOCATION", "PERSON", "LOCATION"]
+    assert [t for n, t in found if n == "Corin"] == ["PERSON"]
+
+
+def _confident(frame, *confidences: float):
+    import polars as pl
+    return frame.with_columns(pl.Series("confidence", confidences))
+
+
+def test_a_type_guessed_from_a_preposition_is_no_vote_against_what_other_documents_say_surely():
+    # name-rules-10: two documents that write "contribute to Zephyrine" do not make a place of what others call
+    # "Zephyrine 1.5"; a name only ever typed by such guesses keeps them ("in Bonn")
+    T = "TECHNOLOGY"
+    frame = _confident(mentions(("d1", "Zephyrine", T), ("d1", "Zephyrine", X), ("d2", "Zephyrine", T),
+                                ("d3", "Zephyrine", L), ("d3", "Zephyrine", X), ("d4", "Zephyrine", L),
+                                ("d4", "Zephyrine", T), ("d5", "Bonn", L), ("d6", "Bonn", L), ("d6", "Bonn", X)),
+                       0.75, 0.4, 0.75, 0.6, 0.4, 0.6, 0.75, 0.6, 0.6, 0.4)
+    c = clusters(frame)
+    assert same(c, ("Zephyrine", L), ("Zephyrine", T)) and same(c, ("Zephyrine", X), ("Zephyrine", T))
+    assert same(c, ("Bonn", X), ("Bonn", L))
+    # the same votes with a sure place (a gazetteer's, 0.9) in d3 and d4 stay a distinction inside d4
+    sure = _confident(frame, 0.75, 0.4, 0.75, 0.9, 0.4, 0.9, 0.75, 0.6, 0.6, 0.4)
+    assert not same(clusters(sure), ("Zephyrine", L), ("Zephyrine", T))

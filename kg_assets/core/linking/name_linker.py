@@ -112,7 +112,7 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.core.linking.clusters import OTHER, Clusters, entity_nodes, override_pairs, resolve_clusters
 from kg_assets.core.linking.name_keys import GEO_ALIASES, MAX_TOKENS, MIN_SHORT_CHARS, long_form_handles, with_name_keys
-from kg_assets.core.linking.type_vote import lone_word_evidence, resolved_types, untyped_person_names
+from kg_assets.core.linking.type_vote import WEAK_BELOW, lone_word_evidence, resolved_types, untyped_person_names
 from kg_assets.core.linking.variants import maker_qualified_variants, plural_variants
 from kg_assets.core.normalize import is_description_expr
 
@@ -223,7 +223,9 @@ class NameLinker:
     #    as a person's; a plural beside its singular; a name beside the same name after its maker's; a lone given
     #    name across documents, as a lone surname
     # 9: an acronym read as a place and an organisation is the organisation the corpus spells it out as ("at QDL")
-    version = "name-rules-9"
+    # 10: a type guessed from context alone ("contribute to Qubitline") is no vote for a name the corpus types
+    #     surely elsewhere (`resolved_types`)
+    version = "name-rules-10"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
@@ -252,10 +254,12 @@ class NameLinker:
             .select("idx", pl.col("document_id").alias("doc"))
         )
         stats["entity_documents"] = node_docs.height
+        confidence = pl.col("confidence") if "confidence" in mentions.columns else pl.lit(None, pl.Float64)
         node_doc_counts = (
-            mentions.select("entity_id", pl.col("document_id").fill_null("").alias("doc"))
-            .group_by("entity_id", "doc").agg(pl.len().cast(pl.Int64).alias("n"))
-            .join(nodes.select("entity_id", "idx"), on="entity_id").select("idx", "doc", "n")
+            mentions.select("entity_id", pl.col("document_id").fill_null("").alias("doc"), confidence.alias("conf"))
+            .group_by("entity_id", "doc").agg(pl.len().cast(pl.Int64).alias("n"),
+                                              (pl.col("conf").max().fill_null(1.0) < WEAK_BELOW).alias("weak"))
+            .join(nodes.select("entity_id", "idx"), on="entity_id").select("idx", "doc", "n", "weak")
         )
 
         # 1. overrides and name variants (equivalences)
