@@ -358,3 +358,28 @@ def test_context_manager_reset_and_no_thread_leak():
         assert (srv.calls, srv.pending_scripts, srv.latency_s) == (0, 0, 0.01)
         assert ask(c, "q").choices[0].message.content == "OK"
     assert not server_threads()
+
+
+def test_the_scripted_model_serves_kg_run_by_hand_until_terminated():
+    # docs/llm.md: `python -m kg_assets.testing.scripted_llm --port 8765 &` for trying kg run against an LLM
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "kg_assets.testing.scripted_llm", "--port", str(port),
+                               "--latency", "0.05"], stdout=subprocess.PIPE, text=True)
+    try:
+        first = server.stdout.readline()
+        assert first.strip() == f"scripted OpenAI-compatible model at http://127.0.0.1:{port}/v1"
+        answer = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="test").chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": 'Text:\n"""\nDr. Sarah Chen works at QDL.\n"""'}])
+        assert answer.choices[0].message.content.startswith("entity<|#|>Sarah Chen<|#|>PERSON")
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0
+        assert server.stdout.read().strip() == "served 1 requests"
+    finally:
+        server.kill()

@@ -11,7 +11,13 @@ import math
 import tempfile
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from kg_assets.commands.common import load_settings
+
+if TYPE_CHECKING:
+    from kg_assets.core.extraction.rows import ExtractionResult
+    from kg_assets.settings import ExtractorSettings, Settings
 
 PROBE_TEXT = ("Ilse Marvik, a chemist, founded Tarrow Instruments in Bergen in 2011. The company builds "
               "spectrometers, and Marvik still leads it.")
@@ -28,15 +34,21 @@ def register(subparsers) -> None:
 
 def check_command(args: argparse.Namespace) -> int:
     """Exit 0 when the model answered the probe in the format with at least one of its names, 1 otherwise."""
-    import polars as pl
-
-    from kg_assets.extractors.llm.engine import LLMExtractor
-
     settings = load_settings(args)
     llm = settings.extractor
     if not llm.uses_llm:
         print("kg llm check: no LLM is configured (set OPENAI_BASE_URL or OPENAI_API_KEY, see docs/llm.md)")
         return 1
+    result, call = _probe(llm)
+    return _report(settings, result, call)
+
+
+def _probe(llm: ExtractorSettings) -> tuple[ExtractionResult, dict]:
+    """The probe chunk through the engine with a throw-away cache, no gleaning and no retry: (result, its call)."""
+    import polars as pl
+
+    from kg_assets.extractors.llm.engine import LLMExtractor
+
     with tempfile.TemporaryDirectory() as tmp:
         probe = llm.model_copy(update={"cache_path": str(Path(tmp) / "probe.sqlite"), "max_gleanings": 0,
                                        "max_retries": 0})
@@ -46,7 +58,12 @@ def check_command(args: argparse.Namespace) -> int:
                               "headings": [[]]},
                              schema_overrides={"section_path": pl.String, "headings": pl.List(pl.String)})
         result = engine.extract(chunk)
-        call = engine.calls.row(0, named=True)
+        return result, engine.calls.row(0, named=True)
+
+
+def _report(settings: Settings, result: ExtractionResult, call: dict) -> int:
+    """What the probe tells, printed; 0 when the model followed the format."""
+    llm = settings.extractor
     found = [name for name in PROBE_NAMES if name in set(result.mentions["name"])]
     ok = call["status"] == "ok" and bool(found)
     seconds = call["latency_ms"] / 1000

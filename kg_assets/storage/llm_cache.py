@@ -56,16 +56,6 @@ class LLMCache:
             ).fetchone()
         return None if row is None else {"content": row[0], "prompt_tokens": row[1], "completion_tokens": row[2]}
 
-    def contains(self, hashes: Iterable[str]) -> set[str]:
-        hashes = list(hashes)
-        found: set[str] = set()
-        with self._lock:
-            for i in range(0, len(hashes), 500):
-                batch = hashes[i : i + 500]
-                marks = ",".join("?" * len(batch))
-                found.update(r[0] for r in self._con.execute(f"SELECT prompt_hash FROM responses WHERE prompt_hash IN ({marks})", batch))
-        return found
-
     def put(self, prompt_hash: str, model: str, content: str, prompt_tokens: int, completion_tokens: int, created_at: str) -> None:
         with self._lock:
             self._con.execute(
