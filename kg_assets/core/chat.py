@@ -202,8 +202,10 @@ def messages_at(messages: pl.DataFrame, spans: pl.DataFrame) -> pl.DataFrame:
         "document_id", pl.col("char_start").alias("_message_start"), pl.col("char_end").alias("_message_end"),
         "message_id", "user_id", "sent_at",
     ).sort("document_id", "_message_start")
+    # both sides are sorted by offset within each document, which Polars cannot check when joining by group
     joined = spans.with_row_index("_order").sort("document_id", "char_start").join_asof(
         lookup, left_on="char_start", right_on="_message_start", by="document_id", strategy="backward",
+        check_sortedness=False,
     )
     inside = pl.col("char_start") < pl.col("_message_end")
     return (
