@@ -1,6 +1,7 @@
 """The dbt marts as Dagster assets: their lineage, their dbt tests as asset checks, and what they answer."""
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -10,8 +11,9 @@ from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, Temp
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._time import get_current_datetime
 
-from kg_assets.defs.dbt_manifest import MANIFEST_PATH, model_code_versions
+from kg_assets.defs.dbt_manifest import DBT_DIR, MANIFEST_PATH, model_code_versions
 
+DBT_TARGET = DBT_DIR / "target"
 MARTS = ("entity_profile", "relation_type_counts", "attribute_timeline", "document_extraction_health")
 
 
@@ -37,6 +39,7 @@ def test_marts_build_their_tests_pass_and_they_answer_the_common_questions(built
         con.execute("UPDATE kg.chunk_extractions SET status = 'error', error = 'timeout' WHERE chunk_id = $c", {"c": failed[0]})
     result = project.execute("consolidation", asset_selection=mart_keys(project))
     assert result.success
+    assert list(DBT_TARGET.glob(f"kg_dbt_models-{result.run_id[:7]}-*")) == [], "a build that succeeded leaves no folder"
     checks = [c for c in result.get_asset_check_evaluations() if c.asset_key.path[0] == "marts"]
     assert {c.asset_key.path[-1] for c in checks} >= set(MARTS) and all(c.passed for c in checks)
     # each mart's materialization carries its row count (they are views: dagster-dbt's fetch_row_counts skips them)
@@ -85,6 +88,11 @@ def test_a_broken_timeline_fails_its_dbt_test_as_an_asset_check(built):
     verdicts = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
     assert verdicts["attribute_timeline_versions_are_ordered"] is False
     assert verdicts["unique_attribute_timeline_attribute_id"] is True
+    # the failed build keeps its target folder, and the run's log says where it is
+    [kept] = DBT_TARGET.glob(f"kg_dbt_models-{result.run_id[:7]}-*")
+    assert (kept / "run_results.json").exists()
+    assert any(str(kept) in (e.message or "") for e in project.instance.all_logs(result.run_id))
+    shutil.rmtree(kept)
 
 
 def test_every_dbt_test_and_every_model_column_is_described():

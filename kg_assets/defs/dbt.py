@@ -9,6 +9,7 @@ the project when a dbt file is newer than the manifest). Sources name their Dags
 
 import importlib.metadata
 import json
+import shutil
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -103,15 +104,21 @@ def kg_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, wareho
     """`dbt build`, its events passed on once it has finished, each model's with its row count.
 
     The marts are views, which dagster-dbt's `fetch_row_counts()` skips; the counts are read after dbt has
-    exited (its process holds the DuckDB file while it runs), one query for every model built."""
+    exited (its process holds the DuckDB file while it runs), one query for every model built. dagster-dbt
+    gives each invocation a target folder of its own under dbt/target (about 3 MB: manifest, compiled SQL,
+    logs): a build that succeeded leaves none behind, so a sensor's runs do not fill the disk; a failed one
+    keeps it for inspection and says where."""
     events, failure = [], None
+    invocation = dbt.cli(["build", *dbt_target_args(warehouse)], context=context)
     try:
-        events.extend(dbt.cli(["build", *dbt_target_args(warehouse)], context=context).stream())
+        events.extend(invocation.stream())
     except Exception as exc:  # a failed dbt test fails the build: what dbt did still reaches Dagster
         failure = exc
     yield from with_row_counts(context, events, warehouse)
     if failure is not None:
+        context.log.error(f"dbt build failed: its compiled SQL, results and log are in {invocation.target_path}")
         raise failure
+    shutil.rmtree(invocation.target_path, ignore_errors=True)
 
 
 def with_row_counts(context: dg.AssetExecutionContext, events: list, warehouse: WarehouseResource) -> Iterator:
