@@ -157,6 +157,8 @@ def test_context_as_of_and_empty_text(built_warehouse):
     kg = KnowledgeGraph(built_warehouse)
     then = kg.context("Marcus Webb", as_of="2025-03-01", max_tokens=300)
     assert "- Marcus Webb (PERSON): employer = Northwind Robotics; role = senior engineer" in then.text.splitlines()
+    assert then.text.splitlines()[0] == (f"# Knowledge graph context as of 2025-03-01T00:00:00+00:00: 1 entity, 0 relations, "
+                                         f"{then.included_sources} sources") and then.included_sources > 1
     nothing = kg.context("nothing here names anything in lowercase", max_tokens=100)
     assert nothing.entities == [] and nothing.included_entities == 0 and nothing.tokens <= 100
     with pytest.raises(ValueError, match="max_tokens"):

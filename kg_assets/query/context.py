@@ -115,7 +115,9 @@ def _render(header: str, sections: list[list[str]], chosen: list[list[int]]) -> 
 
 def _header(counts: list[int], as_of: datetime | None) -> str:
     when = f" as of {as_of.isoformat()}" if as_of else ""
-    return f"# Knowledge graph context{when}: {counts[0]} entities, {counts[1]} relations, {counts[2]} sources"
+    nouns = (("entity", "entities"), ("relation", "relations"), ("source", "sources"))
+    said = ", ".join(f"{n} {one if n == 1 else many}" for n, (one, many) in zip(counts, nouns, strict=True))
+    return f"# Knowledge graph context{when}: {said}"
 
 
 def _source_lines(reads: GraphReads, ranked: pl.DataFrame, max_sources: int, snippet_chars: int) -> list[str]:
