@@ -6,6 +6,7 @@ Each subcommand lives in its own module under kg_assets/commands/ and adds its p
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from kg_assets.commands import estimate, evaluate, facts, link, llm, run, search, sql
@@ -31,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     except (SettingsError, WarehouseNotFound) as exc:
         print(f"kg {args.command}: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`kg show X | head`): no traceback, and none when Python flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a command a pipe cut short
 
 
 if __name__ == "__main__":

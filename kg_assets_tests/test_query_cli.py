@@ -101,3 +101,18 @@ def test_the_installed_command_without_db_reads_the_warehouse_the_settings_name(
                          cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[1].startswith("  1.00  Sarah Chen  [PERSON]")
+
+
+@pytest.mark.process
+def test_a_reader_that_stops_early_gets_no_traceback(built_warehouse, tmp_path):
+    """`kg show X | head -1`: the pipe closes before kg has written everything; kg stops quietly, as a shell
+    command cut short by a pipe does (exit 141 = 128 + SIGPIPE)."""
+    import os
+
+    env = {**os.environ, "KG_DUCKDB_PATH": str(built_warehouse)}
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before kg writes a byte
+    shown = subprocess.run([KG, "show", "Marcus Webb"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=120,
+                           env=env, cwd=tmp_path)
+    os.close(write)
+    assert (shown.returncode, shown.stderr) == (141, "")
