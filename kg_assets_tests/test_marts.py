@@ -12,6 +12,7 @@ from dagster._core.definitions.data_version import CachingStaleStatusResolver, S
 from dagster._time import get_current_datetime
 
 from kg_assets.defs.dbt_manifest import DBT_DIR, MANIFEST_PATH, model_code_versions
+from kg_assets_tests.conftest import both_backends
 
 DBT_TARGET = DBT_DIR / "target"
 MARTS = ("entity_profile", "relation_type_counts", "attribute_timeline", "document_extraction_health")
@@ -93,6 +94,41 @@ def test_a_broken_timeline_fails_its_dbt_test_as_an_asset_check(built):
     assert (kept / "run_results.json").exists()
     assert any(str(kept) in (e.message or "") for e in project.instance.all_logs(result.run_id))
     shutil.rmtree(kept)
+
+
+@both_backends
+def test_a_second_build_of_the_same_sql_runs_the_data_tests_without_dbt(built):
+    """Issue 24: new data needs no new view, only the data tests again; they run in this process on what dbt
+    compiled, with dbt's verdicts, and a view that is not dbt's any more brings dbt back."""
+    project = built
+    first = project.execute("consolidation", asset_selection=mart_keys(project))
+    assert first.success
+    dbt_verdicts = {c.check_name: c.passed for c in first.get_asset_check_evaluations()}
+    with project.warehouse.transaction() as con:
+        con.execute("""UPDATE kg.entity_attributes SET valid_until = valid_from - INTERVAL 1 DAY
+                       WHERE attribute_id = (SELECT min(attribute_id) FROM kg.entity_attributes WHERE valid_until IS NOT NULL)""")
+    second = project.execute("consolidation", asset_selection=mart_keys(project))
+    verdicts = {c.check_name: c.passed for c in second.get_asset_check_evaluations()}
+    assert set(verdicts) == set(dbt_verdicts) and len(verdicts) >= 49
+    assert {name for name, passed in verdicts.items() if not passed} == {"attribute_timeline_versions_are_ordered"}
+    assert not second.success
+    logs = [e.message for e in project.instance.all_logs(second.run_id) if e.message]
+    assert f"dbt marts: views current; {len(verdicts)} data tests run in process, no dbt build" in logs
+    assert list(DBT_TARGET.glob(f"kg_dbt_models-{second.run_id[:7]}-*")) == [], "no dbt invocation"
+    counted = {m.asset_key.path[-1]: m.materialization.metadata["dagster/row_count"].value
+               for m in second.get_asset_materialization_events() if m.asset_key.path[0] == "marts"}
+    assert counted["attribute_timeline"] == project.sql("SELECT count(*) AS n FROM kg_marts.attribute_timeline")["n"][0]
+
+    if project.warehouse.lake is not None:
+        return  # what follows is dbt's build again, the same on both backends
+    with project.warehouse.transaction() as con:  # a view redefined by hand is no view of dbt's
+        con.execute("CREATE OR REPLACE VIEW kg_marts.relation_type_counts AS SELECT 1 AS x")
+    third = project.execute("consolidation", asset_selection=mart_keys(project))
+    logs = [e.message for e in project.instance.all_logs(third.run_id) if e.message]
+    assert not any("run in process" in m for m in logs)
+    assert "relation_type" in project.sql("SELECT * FROM kg_marts.relation_type_counts").columns, "dbt rebuilt it"
+    assert {c.check_name for c in third.get_asset_check_evaluations() if not c.passed} == {
+        "attribute_timeline_versions_are_ordered"}
 
 
 def test_every_dbt_test_and_every_model_column_is_described():

@@ -75,6 +75,23 @@ class WarehouseReads:
         frame = self._read(counts, {f"v{i}": view for i, view in enumerate(views)})
         return {view: int(n) for view, n in frame.iter_rows()}
 
+    def view_definitions(self, schema: str) -> dict[str, str]:
+        """Each view of `schema` and the SQL DuckDB keeps for it (what a dbt build created there)."""
+        frame = self._read("SELECT view_name, sql FROM duckdb_views() WHERE schema_name = $s ORDER BY view_name",
+                           {"s": schema})
+        return dict(frame.iter_rows())
+
+    def rows_returned(self, queries: dict[str, str]) -> dict[str, int]:
+        """How many rows each query returns, all counted in one read: the dbt marts' data tests as dbt compiled
+        them (a test passes when its query returns none). The queries are the project's own, never user input."""
+        if not queries:
+            return {}
+        names = list(queries)
+        counts = " UNION ALL ".join(f"SELECT $q{i} AS query, count(*) AS n FROM (\n{queries[name]}\n)"
+                                    for i, name in enumerate(names))
+        frame = self._read(counts, {f"q{i}": name for i, name in enumerate(names)})
+        return {name: int(n) for name, n in frame.iter_rows()}
+
     def read_partitions(self, table: str, document_ids: Sequence[str], current_only: bool = True) -> pl.DataFrame:
         where = "document_id IN (SELECT unnest($ids))"
         if current_only:
