@@ -423,3 +423,12 @@ def test_a_type_guessed_from_a_preposition_is_no_vote_against_what_other_documen
     # the same votes with a sure place (a gazetteer's, 0.9) in d3 and d4 stay a distinction inside d4
     sure = _confident(frame, 0.75, 0.4, 0.75, 0.9, 0.4, 0.9, 0.75, 0.6, 0.6, 0.4)
     assert not same(clusters(sure), ("Zephyrine", L), ("Zephyrine", T))
+
+
+def test_a_short_word_of_a_persons_name_joins_the_person_its_document_names():
+    # name-rules-11: the seed's 4-character minimum guards containment; a lone "Kim" or "Zoë" beside the one
+    # person of that name in the same document is that person, and beside two of them neither
+    c = clusters(mentions(("d1", "Jim Yong Kim", P), ("d1", "Kim", P), ("d2", "Zoë Müller", P), ("d2", "Zoë", P),
+                          ("d3", "Kim", P), ("d4", "Li Wei", P), ("d4", "Li Na", P), ("d4", "Li", P)))
+    assert same(c, ("Kim", P), ("Jim Yong Kim", P)) and same(c, ("Zoë", P), ("Zoë Müller", P))
+    assert not same(c, ("Li", P), ("Li Wei", P)) and not same(c, ("Li", P), ("Li Na", P))

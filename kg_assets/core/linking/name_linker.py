@@ -34,7 +34,8 @@ names; none is tuned to a data set.
    "Northwind" names an organisation).
 3. Short forms (directed: a short id joins at most one long entity of the SAME type). The short side
    must be written as a name (a capitalised word, not "15-inch" or "jury") and, except for acronyms,
-   have at least 4 characters (the seed rule). Candidate long forms:
+   have at least 4 characters (the seed rule; a lone word of a person's name, 2, in the document that names the
+   person: "Kim" beside "Jim Yong Kim", name-rules-11). Candidate long forms:
    - person_short_form (PERSON): the surname ("Obama" -> "Barack Obama") or a trailing run ("Luther
      King"); first + last of a longer name ("John Kennedy" -> "John F. Kennedy"), first + middle
      initials + last ("William H. Armstrong"), initials + last ("J. Kennedy", "J. H. Dearle"); a given
@@ -134,6 +135,8 @@ RULE_LABEL = {"acronym": "acronym", "declared_acronym": "declared acronym", "sur
               "org_short_form": "short name"}
 RULE_RANK = {"declared_acronym": 0, "acronym": 1, "person_short_form": 2, "surname": 3, "containment": 4,
              "org_short_form": 5, "first_name": 6}
+# A lone word of a person's name may be this short in the document that names the person ("Xi", "Kim", "Zoë").
+MIN_PERSON_WORD_CHARS = 2
 # Rules by which a short form typed OTHER (untyped) may join a long form of another type.
 UNTYPED_RULES = ["acronym", "declared_acronym", "org_short_form"]
 def description_scopes(nodes: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
@@ -153,10 +156,14 @@ def _short_nodes(nodes: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(pl.col("up").list.join(" ").alias("skey"))
 
 
-def _rule_ok() -> pl.Expr:
-    """An acronym rule needs a short side written in capitals; every other rule 4 characters or more."""
+def _rule_ok(in_document: bool = False) -> pl.Expr:
+    """An acronym rule needs a short side written in capitals; every other rule 4 characters or more (the seed's
+    minimum), except a lone word of a person's name in the document that names the person: "Xi" beside "Xi
+    Jinping", "Zoë" beside "Zoë Müller" (`MIN_PERSON_WORD_CHARS`)."""
+    person_word = pl.col("rule").is_in(["surname", "first_name"]) & ~pl.col("is_acronym")
     return (
         pl.when(pl.col("rule").is_in(["acronym", "declared_acronym"])).then(pl.col("is_acronym"))
+        .when(person_word & in_document).then(pl.col("key_chars") >= MIN_PERSON_WORD_CHARS)
         .otherwise(pl.col("key_chars") >= MIN_SHORT_CHARS)
     )
 
@@ -172,7 +179,7 @@ def _same_document_pairs(s: pl.DataFrame, handles: pl.DataFrame, node_docs: pl.D
     sd = s.join(node_docs.rename({"idx": "s"}), on="s")
     return (
         sd.join(hd, on=["doc", "h_key"])
-        .filter((pl.col("s") != pl.col("l")) & _rule_ok() & _type_ok())
+        .filter((pl.col("s") != pl.col("l")) & _rule_ok(in_document=True) & _type_ok())
         .select("s", "l", "doc", "rule", "n_tok", "global_ok")
     )
 
@@ -225,7 +232,8 @@ class NameLinker:
     # 9: an acronym read as a place and an organisation is the organisation the corpus spells it out as ("at QDL")
     # 10: a type guessed from context alone ("contribute to Qubitline") is no vote for a name the corpus types
     #     surely elsewhere (`resolved_types`)
-    version = "name-rules-10"
+    # 11: a lone word of a person's name shorter than 4 characters joins the person its document names ("Kim")
+    version = "name-rules-11"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
@@ -343,7 +351,7 @@ class NameLinker:
     def _short_forms(self, nodes, node_docs, uf: Clusters, group: list[int], names: list[str], stats: dict,
                      barred: pl.DataFrame, rivals: pl.DataFrame) -> set[int]:
         shorts = _short_nodes(nodes)
-        short_keys = shorts.filter(pl.col("key_chars") >= MIN_SHORT_CHARS).select(pl.col("skey").alias("h_key")).unique()
+        short_keys = shorts.filter(pl.col("key_chars") >= MIN_PERSON_WORD_CHARS).select(pl.col("skey").alias("h_key")).unique()
         short_acr = shorts.filter(pl.col("is_acronym")).select(pl.col("skey").alias("h_key")).unique()
         handles = long_form_handles(nodes, short_keys, short_acr)
         stats["handles"] = handles.height
