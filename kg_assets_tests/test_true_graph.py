@@ -432,3 +432,12 @@ def test_a_short_word_of_a_persons_name_joins_the_person_its_document_names():
                           ("d3", "Kim", P), ("d4", "Li Wei", P), ("d4", "Li Na", P), ("d4", "Li", P)))
     assert same(c, ("Kim", P), ("Jim Yong Kim", P)) and same(c, ("Zoë", P), ("Zoë Müller", P))
     assert not same(c, ("Li", P), ("Li Wei", P)) and not same(c, ("Li", P), ("Li Na", P))
+
+
+def test_an_untyped_first_word_of_a_name_joins_the_person_its_document_names():
+    # name-rules-12: "Xi" (untyped: the extractor had no cue) beside "Xi Jinping" in one story is he, as an untyped
+    # lone word already was across documents; beside two such people it joins neither
+    c = clusters(mentions(("d1", "Xi Jinping", P), ("d1", "Xi", X), ("d1", "Xi", X), ("d2", "Wen Jiabao", P),
+                          ("d2", "Wen Ho Lee", P), ("d2", "Wen", X)))
+    assert same(c, ("Xi", X), ("Xi Jinping", P))
+    assert not same(c, ("Wen", X), ("Wen Jiabao", P)) and not same(c, ("Wen", X), ("Wen Ho Lee", P))

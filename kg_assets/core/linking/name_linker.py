@@ -67,7 +67,8 @@ names; none is tuned to a data set.
      Locations are never extended by containment: a place's name extended either way is usually
      another place (Albany / Albany County, Germany / East Germany, New York / New York City).
    Types: the short side has the long side's type, except that one typed OTHER (the extractor could not
-   tell) may join another type by an acronym or an org_short_form: "QDL" (OTHER) -> "Quantum Dynamics
+   tell) may join another type by an acronym or an org_short_form, and a PERSON by a surname or given name in
+   the document that names the person ("Xi" beside "Xi Jinping", name-rules-12): "QDL" (OTHER) -> "Quantum Dynamics
    Lab" (ORGANIZATION). Across documents that needs an acronym the corpus declares ("Name (ABC)").
    Evidence, strongest first:
    - same document: in each document where the short id occurs with exactly one candidate entity,
@@ -168,9 +169,13 @@ def _rule_ok(in_document: bool = False) -> pl.Expr:
     )
 
 
-def _type_ok() -> pl.Expr:
-    """The short side has the long side's type, or is untyped (OTHER) and joins by an untyped rule."""
-    return (pl.col("s_type") == pl.col("l_type")) | ((pl.col("s_type") == OTHER) & pl.col("rule").is_in(UNTYPED_RULES))
+def _type_ok(in_document: bool = False) -> pl.Expr:
+    """The short side has the long side's type, or is untyped (OTHER) and joins by an untyped rule; in the document
+    that names a person, an untyped lone word of the name also joins the person (as it does across documents)."""
+    untyped_person_word = ((pl.col("s_type") == OTHER) & (pl.col("l_type") == "PERSON")
+                           & pl.col("rule").is_in(["surname", "first_name"]))
+    return ((pl.col("s_type") == pl.col("l_type")) | ((pl.col("s_type") == OTHER) & pl.col("rule").is_in(UNTYPED_RULES))
+            | (untyped_person_word & in_document))
 
 
 def _same_document_pairs(s: pl.DataFrame, handles: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
@@ -179,7 +184,7 @@ def _same_document_pairs(s: pl.DataFrame, handles: pl.DataFrame, node_docs: pl.D
     sd = s.join(node_docs.rename({"idx": "s"}), on="s")
     return (
         sd.join(hd, on=["doc", "h_key"])
-        .filter((pl.col("s") != pl.col("l")) & _rule_ok(in_document=True) & _type_ok())
+        .filter((pl.col("s") != pl.col("l")) & _rule_ok(in_document=True) & _type_ok(in_document=True))
         .select("s", "l", "doc", "rule", "n_tok", "global_ok")
     )
 
@@ -233,7 +238,8 @@ class NameLinker:
     # 10: a type guessed from context alone ("contribute to Qubitline") is no vote for a name the corpus types
     #     surely elsewhere (`resolved_types`)
     # 11: a lone word of a person's name shorter than 4 characters joins the person its document names ("Kim")
-    version = "name-rules-11"
+    # 12: an untyped lone word of a person's name joins the person its document names ("Xi"), as across documents
+    version = "name-rules-12"
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
