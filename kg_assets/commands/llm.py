@@ -10,7 +10,6 @@ import argparse
 import math
 import tempfile
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from kg_assets.commands.common import load_settings

@@ -25,10 +25,13 @@ from kg_assets.defs.resources import WarehouseResource
 RECORDS_DIR = DBT_DIR / "target" / "compiled_tests"
 
 
-def sql_version(manifest_path: Path = MANIFEST_PATH) -> str:
-    """A digest of everything dbt compiles the marts and their tests from: each model's and test's code, its
-    test kind and arguments and its config (a yml edit that changes a test changes this too)."""
-    nodes = json.loads(manifest_path.read_text())["nodes"]
+def _manifest_nodes() -> dict:
+    return json.loads(MANIFEST_PATH.read_text())["nodes"]
+
+
+def sql_version(nodes: dict) -> str:
+    """A digest of everything dbt compiles the marts and their tests from (the manifest's `nodes`): each model's and
+    test's code, its test kind and arguments and its config (a yml edit that changes a test changes this too)."""
     parts = [[uid, n.get("raw_code"), n.get("test_metadata"), n.get("config"), n.get("checksum")]
              for uid, n in sorted(nodes.items()) if n["resource_type"] in ("model", "test")]
     return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
@@ -46,10 +49,10 @@ def _views_digest(definitions: dict[str, str]) -> str:
 def record_build(target_args: list[str], run_results: Path, warehouse: WarehouseResource) -> None:
     """After a `dbt build` that succeeded: what the next build of this warehouse needs to run the tests alone."""
     results = json.loads(run_results.read_text())["results"]
-    nodes = json.loads(MANIFEST_PATH.read_text())["nodes"]
+    nodes = _manifest_nodes()
     tests = {nodes[r["unique_id"]]["name"]: {"unique_id": r["unique_id"], "sql": r["compiled_code"]}
              for r in results if r["unique_id"].startswith("test.") and r.get("compiled_code")}
-    record = {"sql_version": sql_version(), "tests": tests,
+    record = {"sql_version": sql_version(nodes), "tests": tests,
               "views": _views_digest(warehouse.get().view_definitions(MARTS_SCHEMA))}
     path = _record_path(target_args)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,8 +68,9 @@ def checks_in_process(context: dg.AssetExecutionContext, target_args: list[str],
     if not path.exists():
         return None
     record = json.loads(path.read_text())
+    nodes = _manifest_nodes()
     wh = warehouse.get()
-    if record["sql_version"] != sql_version() or record["views"] != _views_digest(wh.view_definitions(MARTS_SCHEMA)):
+    if record["sql_version"] != sql_version(nodes) or record["views"] != _views_digest(wh.view_definitions(MARTS_SCHEMA)):
         return None
     views = {name: key.path[-1] for name, key in context.assets_def.keys_by_output_name.items()
              if name in context.selected_output_names}
@@ -75,7 +79,6 @@ def checks_in_process(context: dg.AssetExecutionContext, target_args: list[str],
         return None
     failures = wh.rows_returned({check.name: record["tests"][check.name]["sql"] for check in checks})
     rows = wh.view_row_counts(MARTS_SCHEMA, sorted(set(views.values())))
-    nodes = json.loads(MANIFEST_PATH.read_text())["nodes"]
     models = {n["name"]: uid for uid, n in nodes.items() if n["resource_type"] == "model"}
     # a multi-asset yields its assets upstream first ("stg_current_edges" before the marts that read it)
     order = TopologicalSorter({view: {nodes[d]["name"] for d in nodes[models[view]]["depends_on"]["nodes"]
@@ -91,4 +94,3 @@ def checks_in_process(context: dg.AssetExecutionContext, target_args: list[str],
         metadata={"failures": failures[check.name], "unique_id": record["tests"][check.name]["unique_id"], "dbt": how})
         for check in checks]
     return events
-

@@ -169,13 +169,17 @@ def _rule_ok(in_document: bool = False) -> pl.Expr:
     )
 
 
+def _untyped_person_word() -> pl.Expr:
+    """An untyped lone word (OTHER) as the surname or given name of a PERSON."""
+    return ((pl.col("s_type") == OTHER) & (pl.col("l_type") == "PERSON")
+            & pl.col("rule").is_in(["surname", "first_name"]))
+
+
 def _type_ok(in_document: bool = False) -> pl.Expr:
     """The short side has the long side's type, or is untyped (OTHER) and joins by an untyped rule; in the document
     that names a person, an untyped lone word of the name also joins the person (as it does across documents)."""
-    untyped_person_word = ((pl.col("s_type") == OTHER) & (pl.col("l_type") == "PERSON")
-                           & pl.col("rule").is_in(["surname", "first_name"]))
     return ((pl.col("s_type") == pl.col("l_type")) | ((pl.col("s_type") == OTHER) & pl.col("rule").is_in(UNTYPED_RULES))
-            | (untyped_person_word & in_document))
+            | (_untyped_person_word() & in_document))
 
 
 def _same_document_pairs(s: pl.DataFrame, handles: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
@@ -396,14 +400,13 @@ class NameLinker:
         capped = block.filter(pl.col("block") > self.max_block)
         glob_h = handles.filter(pl.col("global_ok")).join(capped, on="h_key", how="anti")
         lone_word = pl.col("rule").is_in(["surname", "first_name"])
-        # an untyped lone word is the surname (given name) of the only person of that surname (given name)
-        untyped_lone_word = lone_word & (pl.col("s_type") == OTHER) & (pl.col("l_type") == "PERSON")
         glob = (
             s.join(glob_h, on="h_key")
             # across types, only an acronym the corpus declares reaches another document
             .filter((pl.col("s") != pl.col("l")) & _rule_ok()
                     & ((_type_ok() & ((pl.col("s_type") == pl.col("l_type")) | (pl.col("rule") == "declared_acronym")))
-                       | untyped_lone_word))
+                       # an untyped lone word is the surname (given name) of the only person of it
+                       | _untyped_person_word()))
             .join(barred.select(pl.col("idx").alias("s"), "rule"), on=["s", "rule"], how="anti")
             .select("s", "l", "rule", "n_tok", "l_docs", pl.lit(False).alias("rival"))
         )

@@ -62,6 +62,7 @@ def relations(text: str, spans: list[Span], sentence_text: Callable[[int], str])
             if sa.etype == sb.etype and sa.name == sb.name:
                 continue
             words = WORD_RE.findall(text, sa.end, sb.start)
+            lowered = [w.lower() for w in words]
             rtype = None
             if len(words) <= MAX_VERB_GAP:
                 for i, w in enumerate(words):
@@ -70,15 +71,15 @@ def relations(text: str, spans: list[Span], sentence_text: Callable[[int], str])
                     lw = w.lower()
                     if lw in FUNCTION_WORDS:
                         continue
-                    if is_verb_form(lw) or (lw in VERB_BASES and i > 0 and words[i - 1].lower() in BASE_AFTER):
+                    if is_verb_form(lw) or (lw in VERB_BASES and i > 0 and lowered[i - 1] in BASE_AFTER):
                         rtype = lw
-                        if i + 1 < len(words) and words[i + 1].lower() in RELATION_PREPOSITIONS:
-                            rtype += "_" + words[i + 1].lower()
-                            i += 1
-                        if _acts_on_its_own_object([w.lower() for w in words[i + 1:]]):
+                        after = i + 1
+                        if after < len(words) and lowered[after] in RELATION_PREPOSITIONS:
+                            rtype += "_" + lowered[after]
+                            after += 1
+                        if _acts_on_its_own_object(lowered[after:]):
                             rtype = None
                         break
-            lowered = [w.lower() for w in words]
             kws = [lw for lw in lowered if lw not in FUNCTION_WORDS and lw not in HONORIFICS]
             kws = kws[:MAX_KEYWORDS]
             keywords = " ".join(kws) if kws else None
@@ -90,7 +91,6 @@ def relations(text: str, spans: list[Span], sentence_text: Callable[[int], str])
             out.append(RelationRecord(a, b, relation_type, keywords, sentence_text(sent), strength))
             pairs += 1
     return out
-
 
 
 def _acts_on_its_own_object(after_verb: list[str]) -> bool:
