@@ -12,7 +12,7 @@ import dagster as dg
 from kg_assets.core.files.inbox import InboxMissing
 from kg_assets.core.planning import SENSOR_RETRIES, PlanCursor, advance
 from kg_assets.defs.partitions import PARTITIONED_ASSETS, arrival_days
-from kg_assets.defs.planner import current_plan, run_spec, today_utc
+from kg_assets.defs.planner import add_days, current_plan, run_spec, today_utc
 from kg_assets.defs.resources import ExtractorResource, IngestResource, WarehouseResource
 from kg_assets.storage.warehouse import Warehouse, WarehouseBusy
 
@@ -102,8 +102,7 @@ def nightly_refresh(context: dg.ScheduleEvaluationContext, settings: IngestResou
         spec = run_spec(plan, context.instance, wh)
     except (InboxMissing, WarehouseBusy) as exc:
         return dg.SkipReason(str(exc))
-    if spec.missing_days:  # a schedule cannot request partitions; the instance gets them directly
-        context.instance.add_dynamic_partitions(arrival_days.name, spec.missing_days)
+    add_days(context.instance, spec.missing_days)  # a schedule cannot request partitions; the instance gets them
     context.log.info(f"nightly: {plan.summary()}")
     return dg.RunRequest(run_key=f"nightly:{context.scheduled_execution_time.isoformat()}:{plan.digest}",
                          tags=spec.tags, run_config=spec.run_config, asset_selection=spec.asset_selection)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
+import sqlalchemy.exc
 
 from kg_assets.core.chunking import CHUNKER_VERSION
 from kg_assets.core.files import DocumentError
@@ -131,6 +132,14 @@ def marts_are_current(instance: dg.DagsterInstance, warehouse: Warehouse) -> boo
     return all(key.path[-1] in views for key in versions)
 
 
-def add_days(instance: dg.DagsterInstance, days: Sequence[str]) -> None:
-    if days:
-        instance.add_dynamic_partitions(arrival_days.name, list(days))
+def add_days(instance: dg.DagsterInstance, days: Sequence[str], attempts: int = 3) -> None:
+    """Adds the arrival days the instance lacks. Two processes that plan at once (two `kg run --partitions-only`,
+    a run and the nightly schedule) may both find a day missing: Dagster reads then inserts, so the slower insert
+    breaks the instance's unique key although the day is there. Adding again skips the days present by then."""
+    for attempt in range(attempts if days else 0):
+        try:
+            instance.add_dynamic_partitions(arrival_days.name, list(days))
+            return
+        except sqlalchemy.exc.IntegrityError:
+            if attempt == attempts - 1:
+                raise
