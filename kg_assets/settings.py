@@ -66,6 +66,10 @@ class WarehouseSettings(BaseModel):
                          description="DuckDB file holding schema kg; dbt reads it too")
     lock_timeout_s: float = Field(120.0, gt=0, validation_alias="KG_DUCKDB_LOCK_TIMEOUT_S",
                                   description="how long to wait for another process's lock on the file")
+    dbt_replay_dir: str | None = Field(
+        None, validation_alias="KG_DBT_REPLAY_DIR",
+        description="folder where a dbt build of the marts records its compiled SQL, which later builds of the same "
+                    "SQL replay without dbt (default: the dbt project's target/compiled_marts)")
 
     @field_validator("db_path")
     @classmethod
@@ -78,7 +82,7 @@ class WarehouseSettings(BaseModel):
             raise ValueError("KG_WAREHOUSE_BACKEND=ducklake needs KG_DUCKLAKE_CATALOG and KG_DUCKLAKE_DATA_PATH")
         return self
 
-    @field_validator("lake_data_path")
+    @field_validator("lake_data_path", "dbt_replay_dir")
     @classmethod
     def _absolute_folder(cls, value: str | None) -> str | None:
         return value if value is None or "://" in value else str(Path(value).resolve())

@@ -166,10 +166,14 @@ def lake_env(warehouse: Warehouse) -> dict[str, str]:
 
 
 def warehouse_settings(warehouse: Warehouse | Path) -> WarehouseSettings:
+    """The settings of a test's warehouse, with its own folder of replayed dbt builds beside it: a test's first
+    marts build is dbt's, whatever other tests built (`defs/dbt_replay.py`)."""
     if isinstance(warehouse, Warehouse) and warehouse.lake is not None:
         catalog, data_path = warehouse.lake
-        return WarehouseSettings(backend="ducklake", lake_catalog=catalog, lake_data_path=data_path)
-    return WarehouseSettings(db_path=str(warehouse.path if isinstance(warehouse, Warehouse) else warehouse))
+        return WarehouseSettings(backend="ducklake", lake_catalog=catalog, lake_data_path=data_path,
+                                 dbt_replay_dir=str(Path(data_path).parent / "compiled_marts"))
+    path = Path(warehouse.path if isinstance(warehouse, Warehouse) else warehouse)
+    return WarehouseSettings(db_path=str(path), dbt_replay_dir=str(path.parent / "compiled_marts"))
 
 
 def project_settings(inbox: Path, db: Warehouse | Path, facts: FactSettings | None = None,

@@ -28,7 +28,7 @@ from packaging import version
 sys.modules.setdefault("dbt.version", None)  # type: ignore[arg-type]
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets  # noqa: E402
 
-from kg_assets.defs.dbt_checks import checks_in_process, record_build
+from kg_assets.defs.dbt_replay import record_build, replay_build
 from kg_assets.defs.dbt_manifest import DBT_DIR, MARTS_SCHEMA
 from kg_assets.defs.resources import WarehouseResource
 from kg_assets.defs.tables import OWNERS
@@ -102,36 +102,37 @@ def dbt_test_description(test: Mapping[str, Any]) -> str | None:
 
 
 def kg_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
-    """The marts' data tests in this process when the views are those dbt built for this SQL
-    (`defs/dbt_checks.py`); otherwise `dbt build`, its events passed on once it has finished, each model's with
-    its row count.
+    """The marts from dbt's compiled SQL in this process once dbt has built this SQL (`defs/dbt_replay.py`):
+    the views created where they are not dbt's already, the data tests in one read; otherwise `dbt build`, its
+    events passed on once it has finished, each model's with its row count.
 
     The marts are views, which dagster-dbt's `fetch_row_counts()` skips; the counts are read after dbt has
     exited (its process holds the DuckDB file while it runs), one query for every model built. dagster-dbt
     gives each invocation a target folder of its own under dbt/target (about 3 MB: manifest, compiled SQL,
     logs): a build that succeeded leaves none behind, so a sensor's runs do not fill the disk; a failed one
     keeps it for inspection and says where."""
-    target_args = dbt_target_args(warehouse)
-    checked = checks_in_process(context, target_args, warehouse)
-    if checked is not None:  # the views are dbt's of this SQL: only the data tests again (`defs/dbt_checks.py`)
-        results = [e for e in checked if isinstance(e, dg.AssetCheckResult)]
-        context.log.info(f"dbt marts: views current; {len(results)} data tests run in process, no dbt build")
-        yield from checked
+    replayed = replay_build(context, warehouse)
+    if replayed is not None:
+        events, how = replayed
+        results = [e for e in events if isinstance(e, dg.AssetCheckResult)]
+        context.log.info(f"dbt marts: {how} ({len(results)} tests), no dbt build")
+        yield from events
         failed = [e.check_name for e in results if not e.passed]
         if failed:
             raise dg.Failure(f"{len(failed)} dbt data test(s) failed: {', '.join(failed)}")
         return
     events, failure = [], None
-    invocation = dbt.cli(["build", *target_args], context=context)
+    invocation = dbt.cli(["build", *dbt_target_args(warehouse)], context=context)
     try:
         events.extend(invocation.stream())
     except Exception as exc:  # a failed dbt test fails the build: what dbt did still reaches Dagster
         failure = exc
     yield from with_row_counts(context, events, warehouse)
+    if (results := invocation.target_path / "run_results.json").exists():  # what it built, even beside a failed test
+        record_build(warehouse, results)
     if failure is not None:
         context.log.error(f"dbt build failed: its compiled SQL, results and log are in {invocation.target_path}")
         raise failure
-    record_build(target_args, invocation.target_path / "run_results.json", warehouse)
     shutil.rmtree(invocation.target_path, ignore_errors=True)
 
 

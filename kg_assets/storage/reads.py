@@ -81,6 +81,10 @@ class WarehouseReads:
                            {"s": schema})
         return dict(frame.iter_rows())
 
+    def catalog_name(self) -> str:
+        """The name the warehouse's SQL qualifies its tables with: the DuckDB file's stem, or the lake's alias."""
+        return self._read("SELECT current_database() AS name")["name"][0]
+
     def rows_returned(self, queries: dict[str, str]) -> dict[str, int]:
         """How many rows each query returns, all counted in one read: the dbt marts' data tests as dbt compiled
         them (a test passes when its query returns none). The queries are the project's own, never user input."""

@@ -253,6 +253,15 @@ class Warehouse(WarehouseReads):
             self._insert(con, table, frame)
         self.write(body)
 
+    def create_views(self, schema: str, views: Sequence[tuple[str, str]]) -> None:
+        """Create or replace each (name, query) view of `schema`, in the order given (a view after those it reads),
+        in one transaction: the dbt marts from dbt's compiled SQL, the project's own, never user input."""
+        def body(con) -> None:
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            for name, query in views:
+                con.execute(f'CREATE OR REPLACE VIEW {schema}."{name}" AS (\n{query}\n)')
+        self.write(body)
+
     def set_link_override(self, from_id: str, to_id: str, action: str | None, note: str | None = None) -> None:
         """Record (or with action None, remove) a manual split/merge decision between two entity ids."""
         def body(con) -> None:
