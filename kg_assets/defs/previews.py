@@ -52,6 +52,7 @@ def graph_preview(nodes: pl.DataFrame, edges: pl.DataFrame, warehouse: Warehouse
 # The UI draws a Markdown metadata value in place only while it is shorter than this (dagster-webserver's
 # MetadataEntry: `expandSmallValues && mdStr.length < 1000`); a longer one hides behind a [Show Markdown] link.
 INLINE_MARKDOWN_CHARS = 1000
+INLINE_MAX_NODES = 12
 
 
 def core_picture(warehouse: Warehouse, nodes: pl.DataFrame, edges: pl.DataFrame,
@@ -72,10 +73,14 @@ def inline_core(nodes: pl.DataFrame, edges: pl.DataFrame, label_chars: int = 14)
     """The most connected current entities on a circle with the edges between them, as a Markdown image the
     UI shows in place: as many entities as keep it under INLINE_MARKDOWN_CHARS."""
     current = nodes.filter(pl.col("valid_until").is_null()) if "valid_until" in nodes.columns else nodes
-    ranked = current.sort(["degree", "mention_count", "label"], descending=[True, True, False]).select("node_id", "label")
-    pairs = set(edges.select("source_id", "target_id").iter_rows()) if edges.height else set()
+    ranked = (current.sort(["degree", "mention_count", "label"], descending=[True, True, False])
+              .select("node_id", "label").head(INLINE_MAX_NODES))
+    shown = ranked["node_id"].implode()
+    # only the edges among the nodes it may show: a large graph has hundreds of thousands
+    pairs = set(edges.filter(pl.col("source_id").is_in(shown) & pl.col("target_id").is_in(shown))
+                .select("source_id", "target_id").iter_rows())
     best = dg.MetadataValue.md("no entities yet")
-    for count in range(1, min(ranked.height, 12) + 1):
+    for count in range(1, ranked.height + 1):
         markdown = _circle_markdown(ranked.head(count).rows(), pairs, label_chars)
         if len(markdown) >= INLINE_MARKDOWN_CHARS:
             break
