@@ -11,7 +11,8 @@ import pytest
 from PIL import Image
 
 from kg_assets.query import EntityNotFound, KnowledgeGraph, WarehouseNotBuilt
-from kg_assets.query.picture import render_core, render_subgraph
+from kg_assets.query.models import GraphEdge, GraphNode, Subgraph
+from kg_assets.query.picture import drawing, render_core, render_subgraph
 from kg_assets.storage.warehouse import Warehouse
 from kg_assets_tests.test_query_search import sql
 
@@ -368,3 +369,28 @@ def test_a_picture_of_an_unchanged_subgraph_is_not_drawn_again(built_warehouse, 
     assert render_core(built_warehouse, out, top=12).read_text().endswith("<!-- kept -->")
     render_core(built_warehouse, out, top=11)  # another subgraph: drawn anew
     assert not out.read_text().endswith("<!-- kept -->") and "Most connected 11 entities" in out.read_text()
+
+
+def _core(hub_degree: int, weight: int, label: str = "Ana Ribeiro") -> Subgraph:
+    nodes = [GraphNode(node_id="a", label=label, entity_type="PERSON", degree=hub_degree, mention_count=9),
+             GraphNode(node_id="b", label="Qubitline", entity_type="TECHNOLOGY", degree=400, mention_count=9),
+             GraphNode(node_id="c", label="Lisbon", entity_type="LOCATION", degree=30, mention_count=9)]
+    edges = [GraphEdge(source_id="a", target_id="b", relation_type="USES", weight=weight),
+             GraphEdge(source_id="b", target_id="a", relation_type="RELATED_TO", weight=50),
+             GraphEdge(source_id="a", target_id="c", relation_type="LIVES_IN", weight=40)]
+    return Subgraph(nodes=nodes, edges=edges)
+
+
+def test_a_picture_is_drawn_again_only_when_it_would_look_different(tmp_path):
+    """The core picture of a large graph: one more edge or supporting mention draws the same picture (sizes and
+    widths come in steps), so a consolidation after a few changed documents does not spend seconds redrawing it."""
+    assert drawing(_core(1000, 900)) == drawing(_core(1001, 901))
+    assert drawing(_core(1000, 900)) != drawing(_core(250, 900)), "a node a quarter the size"
+    assert drawing(_core(1000, 900)) != drawing(_core(1000, 90)), "an edge a tenth as strong"
+    assert drawing(_core(1000, 900)) != drawing(_core(1000, 900, label="Ana R.")), "another label"
+    shown = drawing(_core(1000, 900))
+    assert [e[:2] + e[3:] for e in shown["edges"]] == [["a", "b", "USES, RELATED_TO"], ["a", "c", "LIVES_IN"]]
+    out = render_subgraph(_core(1000, 900), tmp_path / "core.svg")
+    out.write_text(out.read_text() + "<!-- kept -->")
+    assert render_subgraph(_core(1001, 901), out).read_text().endswith("<!-- kept -->")
+    assert not render_subgraph(_core(250, 900), out).read_text().endswith("<!-- kept -->")
