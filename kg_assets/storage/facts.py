@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.storage.reads import fetch_frame, fetch_scalar
+from kg_assets.storage.reads import Keys, fetch_frame, fetch_scalar
 from kg_assets.storage.warehouse import SCHEMA, Warehouse, now_utc
 
 # Identity of a message version: an edit of any of these closes the row and opens a new one.
@@ -63,8 +63,8 @@ class FactStore:
         rows = self.wh._read(
             f"""SELECT * FROM {SCHEMA}.manual_facts
                 UNION ALL BY NAME
-                SELECT * FROM {SCHEMA}.message_facts WHERE document_id NOT IN (SELECT unnest($ids))""",
-            {"ids": list(exclude_documents)},
+                SELECT * FROM {SCHEMA}.message_facts WHERE document_id NOT IN (SELECT v FROM _ids)""",
+            {"ids": Keys(exclude_documents)},
         )
         return schemas.conform(rows, schemas.FACT_INPUTS)
 

@@ -25,7 +25,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_expone
 from kg_assets.core import schemas
 from kg_assets.storage.ddl import SCHEMA, create_schema, create_session_macros
 from kg_assets.storage.lake import LAKE, LakeNotCreated, Snapshot, connect_lake, is_write_conflict, retry_write_conflicts
-from kg_assets.storage.reads import WarehouseReads, fetch_frame, fetch_scalar
+from kg_assets.storage.reads import Keys, WarehouseReads, execute, fetch_frame, fetch_scalar
 
 __all__ = ["SANDBOX", "SCHEMA", "NoTimeTravel", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
 
@@ -235,11 +235,11 @@ class Warehouse(WarehouseReads):
 
     def replace_partitions(self, frames: dict[str, pl.DataFrame], document_ids: Sequence[str]) -> None:
         """Atomically replace every row of `document_ids` in each table with the given frames."""
-        ids = list(document_ids)
+        ids = Keys(document_ids)
 
         def body(con) -> None:
             for table, frame in frames.items():
-                con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT unnest($ids))", {"ids": ids})
+                execute(con, f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT v FROM _ids)", {"ids": ids})
                 self._insert(con, table, frame)
         self.write(body)
 
@@ -249,7 +249,7 @@ class Warehouse(WarehouseReads):
             return
 
         def body(con) -> None:
-            con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE {key} IN (SELECT unnest($ids))", {"ids": frame[key].to_list()})
+            execute(con, f"DELETE FROM {SCHEMA}.{table} WHERE {key} IN (SELECT v FROM _ids)", {"ids": Keys(frame[key])})
             self._insert(con, table, frame)
         self.write(body)
 
@@ -295,10 +295,11 @@ class Warehouse(WarehouseReads):
                            -- the same bytes read by a newer reader (headings marked, an outline found)
                            OR o.text IS DISTINCT FROM n.text OR o.headings IS DISTINCT FROM n.headings""",
                 )
-                con.execute(
+                execute(
+                    con,
                     f"""UPDATE {SCHEMA}.documents SET valid_until = $ts
-                        WHERE valid_until IS NULL AND document_id IN (SELECT unnest($ids))""",
-                    {"ts": ts, "ids": changed["document_id"].to_list()},
+                        WHERE valid_until IS NULL AND document_id IN (SELECT v FROM _ids)""",
+                    {"ts": ts, "ids": Keys(changed["document_id"])},
                 )
                 # Same bytes, new mtime (a touch, a copy): remember the signature so the planner stops hashing it.
                 con.execute(
@@ -355,19 +356,20 @@ class Warehouse(WarehouseReads):
             retired = fetch_frame(
                 con,
                 f"""SELECT DISTINCT document_id FROM {SCHEMA}.documents
-                    WHERE valid_until IS NULL AND document_id IN (SELECT unnest($ids)) ORDER BY 1""",
-                {"ids": ids},
+                    WHERE valid_until IS NULL AND document_id IN (SELECT v FROM _ids) ORDER BY 1""",
+                {"ids": Keys(ids)},
             )["document_id"].to_list()
             for table in PARTITIONED_TABLES[1:]:
-                con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT unnest($r))", {"r": retired})
+                execute(con, f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT v FROM _r)", {"r": Keys(retired)})
             for table in VERSIONED_PARTITION_TABLES:
-                con.execute(f"""UPDATE {SCHEMA}.{table} SET valid_until = $ts
-                                WHERE valid_until IS NULL AND document_id IN (SELECT unnest($r))""",
-                            {"ts": ts, "r": retired})
-            con.execute(
+                execute(con, f"""UPDATE {SCHEMA}.{table} SET valid_until = $ts
+                                 WHERE valid_until IS NULL AND document_id IN (SELECT v FROM _r)""",
+                        {"ts": ts, "r": Keys(retired)})
+            execute(
+                con,
                 f"""UPDATE {SCHEMA}.documents SET valid_until = $ts, status = 'deleted'
-                    WHERE valid_until IS NULL AND document_id IN (SELECT unnest($r))""",
-                {"ts": ts, "r": retired},
+                    WHERE valid_until IS NULL AND document_id IN (SELECT v FROM _r)""",
+                {"ts": ts, "r": Keys(retired)},
             )
             return retired
         return self.write(body)
@@ -405,8 +407,8 @@ class Warehouse(WarehouseReads):
         # Whole tables have non-null keys; a per-document identity may hold NULLs (no display name).
         equal = "=" if document_ids is None else "IS NOT DISTINCT FROM"
         on = " AND ".join(f'o."{k}" {equal} n."{k}"' for k in key)
-        scope = "" if document_ids is None else "AND o.document_id IN (SELECT unnest($ids))"
-        params = {} if document_ids is None else {"ids": document_ids}
+        scope = "" if document_ids is None else "AND o.document_id IN (SELECT v FROM _ids)"
+        params = {} if document_ids is None else {"ids": Keys(document_ids)}
         con.register("_new", new)
         try:
             closed = fetch_scalar(
@@ -416,7 +418,8 @@ class Warehouse(WarehouseReads):
                 {"ts": ts, **params},
             )
             # EXCEPT compares whole rows with NULLs equal: what is left is new or changed.
-            con.execute(
+            execute(
+                con,
                 f"""CREATE OR REPLACE TEMP TABLE _changed AS SELECT {columns} FROM _new
                     EXCEPT SELECT {columns} FROM {SCHEMA}.{table} o WHERE o.valid_until IS NULL {scope}""",
                 params,
