@@ -18,6 +18,7 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
+from kg_assets.storage.reads import Keys
 from kg_assets.storage.reads import fetch_frame as _frame
 from kg_assets.storage.warehouse import SCHEMA, Warehouse
 
@@ -97,17 +98,17 @@ class GraphReads:
 
     def entity_cards(self, entity_ids: Sequence[str], as_of: datetime | None = None) -> pl.DataFrame:
         """entity_id, name, entity_type, mention_count, document_count, attributes (list of {key, value})."""
-        params: dict = {"ids": list(entity_ids)}
+        params: dict = {"ids": Keys(entity_ids)}
         if as_of is not None:
             params["as_of"] = as_of
         return _frame(self.con, f"""
             WITH attrs AS (
                 SELECT entity_id, list(struct_pack(key := attr_key, value := value) ORDER BY attr_key) AS attributes
-                FROM {self._attributes(as_of)} WHERE entity_id IN (SELECT unnest($ids::VARCHAR[])) GROUP BY entity_id)
+                FROM {self._attributes(as_of)} WHERE entity_id IN (SELECT v FROM _ids) GROUP BY entity_id)
             SELECT e.entity_id, e.name, e.entity_type, e.mention_count, e.document_count,
                    coalesce(a.attributes, []) AS attributes
             FROM {SCHEMA}.entities e LEFT JOIN attrs a USING (entity_id)
-            WHERE e.valid_until IS NULL AND e.entity_id IN (SELECT unnest($ids::VARCHAR[]))""", params)
+            WHERE e.valid_until IS NULL AND e.entity_id IN (SELECT v FROM _ids)""", params)
 
     # ---- search --------------------------------------------------------------------------------
     def name_matches(self, folded: str, norm_key: str, tokens: Sequence[str], types: Sequence[str],
@@ -184,11 +185,11 @@ class GraphReads:
         rows, the chunks mentioning them (any id redirected to them), with `detail` the surface form and
         `anchor_start` its offset in the chunk when the extractor gave one. With each chunk's document, title,
         time, text and the chunk's offset in the document's text."""
-        params: dict = {"ids": list(entity_ids), "key": attr_key}
+        params: dict = {"ids": Keys(entity_ids), "key": attr_key}
         if as_of is not None:
             params["as_of"] = as_of
         return _frame(self.con, f"""
-            WITH ids AS (SELECT unnest($ids::VARCHAR[]) AS entity_id),
+            WITH ids AS (SELECT v AS entity_id FROM _ids),
             attr AS (
                 SELECT a.entity_id, 'entity_attr' AS source, a.attr_key || ' = ' || a.value AS detail, a.value AS anchor,
                        NULL::BIGINT AS anchor_start, unnest(a.source_chunk_ids) AS chunk_id
@@ -211,8 +212,8 @@ class GraphReads:
         """The current chat messages of these documents (MESSAGES columns used to place a span)."""
         return _frame(self.con, f"""
             SELECT document_id, message_id, user_id, sent_at, char_start, char_end, content
-            FROM {SCHEMA}.messages WHERE valid_until IS NULL AND document_id IN (SELECT unnest($ids::VARCHAR[]))""",
-            {"ids": list(document_ids)})
+            FROM {SCHEMA}.messages WHERE valid_until IS NULL AND document_id IN (SELECT v FROM _ids)""",
+            {"ids": Keys(document_ids)})
 
     # ---- one entity ----------------------------------------------------------------------------
     def canonical_id(self, entity_id: str) -> str | None:
@@ -291,22 +292,22 @@ class GraphReads:
         """Current edges touching any of the nodes."""
         return _frame(self.con, f"""
             SELECT source_id, target_id, relation_type, weight FROM {SCHEMA}.graph_edges
-            WHERE valid_until IS NULL AND (source_id IN (SELECT unnest($ids::VARCHAR[]))
-                                           OR target_id IN (SELECT unnest($ids::VARCHAR[])))""", {"ids": list(node_ids)})
+            WHERE valid_until IS NULL AND (source_id IN (SELECT v FROM _ids)
+                                           OR target_id IN (SELECT v FROM _ids))""", {"ids": Keys(node_ids)})
 
     def edges_among(self, node_ids: Sequence[str]) -> pl.DataFrame:
         """Current edges with both ends among the nodes, strongest first."""
         return _frame(self.con, f"""
             SELECT edge_id, source_id, target_id, relation_type, weight, keywords FROM {SCHEMA}.graph_edges
-            WHERE valid_until IS NULL AND source_id IN (SELECT unnest($ids::VARCHAR[]))
-              AND target_id IN (SELECT unnest($ids::VARCHAR[]))
-            ORDER BY weight DESC, relation_type, source_id, target_id""", {"ids": list(node_ids)})
+            WHERE valid_until IS NULL AND source_id IN (SELECT v FROM _ids)
+              AND target_id IN (SELECT v FROM _ids)
+            ORDER BY weight DESC, relation_type, source_id, target_id""", {"ids": Keys(node_ids)})
 
     def nodes(self, node_ids: Sequence[str]) -> pl.DataFrame:
         return _frame(self.con, f"""
             SELECT node_id, label, entity_type, degree, mention_count FROM {SCHEMA}.graph_nodes
-            WHERE valid_until IS NULL AND node_id IN (SELECT unnest($ids::VARCHAR[])) ORDER BY node_id""",
-            {"ids": list(node_ids)})
+            WHERE valid_until IS NULL AND node_id IN (SELECT v FROM _ids) ORDER BY node_id""",
+            {"ids": Keys(node_ids)})
 
     def most_connected_nodes(self, limit: int) -> pl.DataFrame:
         return _frame(self.con, f"""
@@ -337,13 +338,13 @@ class GraphReads:
         return _frame(self.con, f"""
             WITH s AS (
                 SELECT entity_id, unnest(source_chunk_ids) AS chunk_id FROM {SCHEMA}.entities
-                WHERE valid_until IS NULL AND entity_id IN (SELECT unnest($ids::VARCHAR[]))),
+                WHERE valid_until IS NULL AND entity_id IN (SELECT v FROM _ids)),
             counted AS (SELECT chunk_id, list(DISTINCT entity_id) AS entity_ids FROM s GROUP BY chunk_id)
             SELECT k.chunk_id, c.document_id, d.title, {_DOCUMENT_TIME} AS document_time, c.text, k.entity_ids
             FROM counted k JOIN {SCHEMA}.chunks c USING (chunk_id)
             JOIN {SCHEMA}.documents d ON d.document_id = c.document_id AND d.valid_until IS NULL
             ORDER BY len(k.entity_ids) DESC, document_time DESC, k.chunk_id LIMIT $limit""",
-            {"ids": list(entity_ids), "limit": limit})
+            {"ids": Keys(entity_ids), "limit": limit})
 
     # ---- export --------------------------------------------------------------------------------
     def current_graph(self) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -364,8 +365,8 @@ class GraphReads:
         """The chunks provenance edges point at: chunk_id, document_id, chunk_index, section_path, offsets."""
         return _frame(self.con, f"""
             SELECT chunk_id, document_id, chunk_index, section_path, char_start, char_end, token_count
-            FROM {SCHEMA}.chunks WHERE chunk_id IN (SELECT unnest($ids::VARCHAR[])) ORDER BY chunk_id""",
-            {"ids": list(chunk_ids)})
+            FROM {SCHEMA}.chunks WHERE chunk_id IN (SELECT v FROM _ids) ORDER BY chunk_id""",
+            {"ids": Keys(chunk_ids)})
 
     def attributes(self, as_of: datetime | None = None) -> pl.DataFrame:
         """Attribute rows current (or valid at as_of) of current entities."""
