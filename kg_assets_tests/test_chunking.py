@@ -2,7 +2,7 @@ import polars as pl
 import pytest
 from bpe_openai import get_encoding as encoding
 
-from kg_assets.core.chunking import ChunkingConfig, chunk_documents, chunk_text
+from kg_assets.core.chunking import ChunkingConfig, _segments, chunk_documents, chunk_text
 from kg_assets.core.tokens import count_tokens
 
 TEXT = (
@@ -47,6 +47,13 @@ def test_sentences_do_not_break_after_abbreviations():
     text = "Dr. Sarah Chen met Prof. Okafor in the U.S. yesterday. " * 30
     for chunk in chunk_text(text, ChunkingConfig(max_tokens=40, overlap_tokens=0)):
         assert text[chunk["char_start"] :].startswith("Dr. Sarah Chen")
+
+
+def test_a_sentence_ends_at_a_mark_before_whitespace_unless_it_closes_an_abbreviation():
+    text = "Dr. Lee met Mrs. Ito. They talked! Why? Acme Inc. grew vs. rivals in St. Paul. J. R. Smith left.\nNext line"
+    assert [text[start:end] for start, end, _, _ in _segments(text)] == [
+        "Dr. Lee met Mrs. Ito.", "They talked!", "Why?", "Acme Inc. grew vs. rivals in St. Paul.", "J. R. Smith left.",
+        "Next line"]
 
 
 def test_a_segment_longer_than_the_budget_is_split_on_word_boundaries():
