@@ -9,6 +9,7 @@ document. :func:`is_demonym` is the test the row builder uses.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # adjective forms, one word each (the plural of those ending in -an, -i, -ese is derived below)
@@ -81,6 +82,9 @@ def _forms() -> frozenset[str]:
 
 
 DEMONYMS: frozenset[str] = _forms()
+# Names repeat across a batch's chunks (a corpus's frequent entities), and the checks on a name are pure: each
+# distinct name is read once.
+NAME_CACHE = 65_536
 _SPACE = re.compile(r"\s+")
 
 
@@ -120,6 +124,7 @@ def _is_demonym_compound(word: str) -> bool:
                                    for i, p in enumerate(parts))
 
 
+@functools.lru_cache(maxsize=NAME_CACHE)
 def is_group_phrase(name: str) -> bool:
     """True for a phrase that describes people by nationality or faith and names no one: a demonym or a
     hyphenated compound of them ("Franco-German", "African-American"), alone or with numbers, quantifiers,
@@ -143,6 +148,7 @@ def is_group_phrase(name: str) -> bool:
     return found
 
 
+@functools.lru_cache(maxsize=NAME_CACHE)
 def is_demonym(name: str) -> bool:
     """True for a nationality, regional or religious adjective or demonym written as the whole name, with an
     optional leading "the" ("the Dutch"): "Syrian", "Germans", "Muslim", "Sri Lankans"."""

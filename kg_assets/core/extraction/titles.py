@@ -6,9 +6,10 @@ One rule, used by the row builder for every extractor: :func:`split_title`.
 
 from __future__ import annotations
 
+import functools
 import re
 
-from kg_assets.core.extraction.demonyms import is_demonym
+from kg_assets.core.extraction.demonyms import NAME_CACHE, is_demonym
 
 # words that head a person's title or role
 TITLE_HEADS = frozenset("""
@@ -74,6 +75,7 @@ def _is_role_phrase(words: list[str]) -> bool:
             and all(w[:1].isupper() and w.casefold() not in _CONNECTORS for w in words))
 
 
+@functools.lru_cache(maxsize=NAME_CACHE)
 def split_title(name: str) -> tuple[str, int, str] | None:
     """(the name, its offset in `name`, the role) for a title before a name, ("", 0, "") for a name made only
     of role or nationality words (no entity), None when `name` is no titled name (kept as it is).
@@ -109,6 +111,7 @@ def split_title(name: str) -> tuple[str, int, str] | None:
     return name[start:], start, name[:prefix[-1][1] + len(prefix[-1][0])]
 
 
+@functools.lru_cache(maxsize=NAME_CACHE)
 def split_trailing_title(name: str) -> tuple[str, str] | None:
     """(the name, the title) for a name followed by a title that is no surname, as bylines and captions write
     them ("Kyle James Editor" -> "Kyle James", "Editor"); None otherwise. What precedes must be one to four
