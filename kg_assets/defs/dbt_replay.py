@@ -7,13 +7,14 @@ which dbt's compiled SQL names), each model's and each data test's compiled SQL 
 DuckDB keeps it (`KG_DBT_REPLAY_DIR`, default `dbt/target/compiled_marts/`). Any later marts build with the
 same SQL, on this warehouse or a new one of the same catalog name, replays it: the views that are not already
 the recorded ones are created from dbt's SQL (and must then read back as the definitions dbt left), and the
-data tests run in one read, with dbt's verdict rule (a test fails when its query returns rows). New SQL, a test
-or model not in the record, or a view that does not come out as dbt's make it a `dbt build` again.
+data tests run in one read, with dbt's verdict rule (a test fails when its query returns rows). New SQL (or project
+files, or dbt), a test or model not in the record, or a view that does not come out as dbt's make it a `dbt build` again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 from graphlib import TopologicalSorter
 from pathlib import Path
@@ -32,10 +33,13 @@ def _manifest_nodes() -> dict:
 
 
 def sql_version(nodes: dict) -> str:
-    """A digest of everything dbt compiles the marts and their tests from (the manifest's `nodes`): each model's and
-    test's code, its test kind and arguments and its config (a yml edit that changes a test changes this too)."""
+    """A digest of everything dbt compiles the marts and their tests from: each model's and test's code, its test
+    kind and arguments and its config (the manifest's `nodes`: a yml edit that changes a test changes this too),
+    the project and profile files (schemas, targets) and dbt's version."""
     parts = [[uid, n.get("raw_code"), n.get("test_metadata"), n.get("config"), n.get("checksum")]
              for uid, n in sorted(nodes.items()) if n["resource_type"] in ("model", "test")]
+    parts.append([(DBT_DIR / name).read_text() for name in ("dbt_project.yml", "profiles.yml")])
+    parts.append(importlib.metadata.version("dbt-core"))
     return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
