@@ -1,7 +1,8 @@
 """Named reads of schema `kg`, each on a read-only connection: what the assets, checks and CLI need.
 
 `run_user_query` is the one pass-through, for SQL a user typed (`kg sql`); every other read is a
-method with a name, and every value reaches SQL as a bound parameter.
+method with a name, and every value reaches SQL as a bound parameter (a long list of ids as a registered
+Arrow column, `Keys`).
 """
 
 from __future__ import annotations
