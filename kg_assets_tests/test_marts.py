@@ -33,6 +33,7 @@ def test_marts_hang_under_the_assets_whose_tables_they_read(project):
     assert set(MARTS) <= checked
 
 
+@pytest.mark.own_dbt_replay
 def test_marts_build_their_tests_pass_and_they_answer_the_common_questions(built):
     project = built
     failed = project.sql("SELECT chunk_id, document_id FROM kg.chunk_extractions ORDER BY chunk_id LIMIT 1").row(0)
@@ -80,6 +81,7 @@ def test_marts_build_their_tests_pass_and_they_answer_the_common_questions(built
     assert {h for d, h in health.items() if d != failed[1]} == {"ok"}
 
 
+@pytest.mark.own_dbt_replay
 def test_a_broken_timeline_fails_its_dbt_test_as_an_asset_check(built):
     project = built
     with project.warehouse.transaction() as con:
@@ -105,6 +107,7 @@ def _view_definitions(project) -> dict[str, str]:
 
 
 @both_backends
+@pytest.mark.own_dbt_replay
 def test_once_dbt_has_built_this_sql_the_marts_are_built_in_process(built):
     """Issue 24: after one `dbt build` of the project's SQL, a marts build creates missing or altered views from
     dbt's compiled SQL, reading back exactly as dbt left them, and runs the data tests in one read with dbt's
@@ -220,7 +223,7 @@ def test_the_marts_follow_the_warehouse_not_only_the_instance(tmp_path, kg_cli):
     (inbox / "lab.md").write_text("# Lab\n\nSarah Chen leads the Quantum Dynamics Lab in Boston.\n")
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     models = {key.path[-1] for key in model_code_versions()}
-    for db in (tmp_path / "a.duckdb", tmp_path / "b.duckdb"):
+    for db in (tmp_path / "a" / "warehouse.duckdb", tmp_path / "b" / "warehouse.duckdb"):  # the second: replayed
         done = kg_cli("run", "--inbox", inbox, "--db", db, "--dagster-home", home, "--log-level", "WARNING")
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
         assert _mart_views(db) == models, db
