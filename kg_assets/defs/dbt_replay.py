@@ -43,9 +43,11 @@ def sql_version(nodes: dict) -> str:
     return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _record_path(warehouse: WarehouseResource, version: str, catalog: str) -> Path:
+def _record_path(warehouse: WarehouseResource, wh: Warehouse, nodes: dict) -> Path:
+    """The record of this SQL version and this warehouse's catalog name."""
     folder = Path(warehouse.dbt_replay_dir) if warehouse.dbt_replay_dir else DEFAULT_REPLAY_DIR
-    return folder / f"{hashlib.sha1(json.dumps([version, warehouse.backend, catalog]).encode()).hexdigest()[:16]}.json"
+    key = json.dumps([sql_version(nodes), warehouse.backend, wh.catalog_name()])
+    return folder / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}.json"
 
 
 def _model_order(nodes: dict) -> list[str]:
@@ -62,7 +64,7 @@ def record_build(warehouse: WarehouseResource, run_results: Path) -> None:
     some marts only adds theirs; a node in error adds nothing)."""
     nodes = _manifest_nodes()
     wh = warehouse.get()
-    path = _record_path(warehouse, sql_version(nodes), wh.catalog_name())
+    path = _record_path(warehouse, wh, nodes)
     record = json.loads(path.read_text()) if path.exists() else {"models": {}, "tests": {}, "views": {}}
     definitions = wh.view_definitions(MARTS_SCHEMA)
     for result in json.loads(run_results.read_text())["results"]:
@@ -84,10 +86,12 @@ def record_build(warehouse: WarehouseResource, run_results: Path) -> None:
 def _views_as_recorded(wh: Warehouse, record: dict, views: list[str], order: list[str]) -> list[str] | None:
     """Create the views in `views` whose definitions are not the recorded ones; the ones created, or None when a
     created view does not read back as dbt left it (another DuckDB, another dbt: dbt must build)."""
-    stale = [v for v in order if v in views and wh.view_definitions(MARTS_SCHEMA).get(v) != record["views"][v]]
+    current = wh.view_definitions(MARTS_SCHEMA)
+    stale = [v for v in order if v in views and current.get(v) != record["views"][v]]
     if stale:
         wh.create_views(MARTS_SCHEMA, [(view, record["models"][view]["sql"]) for view in stale])
-        if any(wh.view_definitions(MARTS_SCHEMA).get(v) != record["views"][v] for v in stale):
+        created = wh.view_definitions(MARTS_SCHEMA)
+        if any(created.get(v) != record["views"][v] for v in stale):
             return None
     return stale
 
@@ -96,7 +100,7 @@ def replay_build(context: dg.AssetExecutionContext, warehouse: WarehouseResource
     """The events of this build replayed in process, and what it did; None when it needs `dbt build`."""
     nodes = _manifest_nodes()
     wh = warehouse.get()
-    path = _record_path(warehouse, sql_version(nodes), wh.catalog_name())
+    path = _record_path(warehouse, wh, nodes)
     if not path.exists():
         return None
     record = json.loads(path.read_text())
