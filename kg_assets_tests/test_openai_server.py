@@ -335,6 +335,7 @@ def test_stop_with_requests_in_flight_returns_promptly():
     for w in workers:
         w.start()
     assert srv.wait_for_calls(6, timeout=5)
+    assert not srv.wait_until_idle(timeout=0.2), "six requests are still being answered"
     started = time.perf_counter()
     srv.stop()
     assert time.perf_counter() - started < 2.0

@@ -269,6 +269,12 @@ class FakeOpenAIServer:
         with self._changed:
             return self._changed.wait_for(lambda: len(self._records) >= n, timeout)
 
+    def wait_until_idle(self, timeout: float = 5.0) -> bool:
+        """Block until no request is being handled (a streamed answer's end, or the server noticing the client
+        left, comes after the client has its answer); False on timeout."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._in_flight == 0, timeout)
+
     # -- lifecycle -----------------------------------------------------------------------------------------------
     @property
     def base_url(self) -> str:
