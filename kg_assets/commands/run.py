@@ -31,6 +31,9 @@ def register(subparsers) -> None:
     run.add_argument("--partitions-only", action="store_true",
                      help="write the documents' partitions and stop before consolidation: for several runs writing a "
                           "DuckLake at once; a later `kg run` consolidates them")
+    run.add_argument("--rebuild-graph", action="store_true",
+                     help="consolidate every entity, edge and node from scratch, not only those the changed documents "
+                          "touch (the same rows: a check, or after editing kg tables by hand)")
     run.add_argument("--no-marts", action="store_true",
                      help="build the graph but not the dbt marts (views over it): the next `kg run` without this "
                           "option builds them")
@@ -70,6 +73,11 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"kg run: {exc}", file=sys.stderr)
         return 2
     warehouse.record_file_signatures(plan.touched)  # e.g. after a copy or a migration: hashed once, not every run
+    if args.rebuild_graph and not args.partitions_only and warehouse.exists():
+        from kg_assets.storage.consolidation import clear_digests
+
+        clear_digests(warehouse)
+        plan = dataclasses.replace(plan, consolidate=True)
     print(f"kg run: {plan.inbox_documents:,} documents in {inbox} ({plan.summary()}); DAGSTER_HOME={dagster_home}",
           flush=True)
     if plan.is_empty and (not warehouse.exists() or marts_are_current(instance, warehouse)):

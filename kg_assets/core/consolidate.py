@@ -1,7 +1,8 @@
 """Consolidation: canonical entities, graph nodes and graph edges from per-document rows.
 
 Everything here is a deterministic group-by: rebuilding from the same mentions and relations gives the
-same rows in any order of ingestion.
+same rows in any order of ingestion, and a key's row depends only on its own group, so a consolidation
+rebuilds only the keys whose inputs changed (`changed_keys`), a bounded batch at a time (`key_batches`).
 """
 
 from __future__ import annotations
@@ -182,3 +183,21 @@ def with_summaries(entities: pl.DataFrame, summaries: pl.DataFrame) -> pl.DataFr
         .with_columns(pl.coalesce(pl.col("_summary").str.slice(0, MAX_DESCRIPTION_CHARS), "description").alias("description"))
         .drop("_summary")
     )
+
+
+def changed_keys(stored: pl.DataFrame, digests: pl.DataFrame, key: list[str]) -> pl.DataFrame:
+    """The keys to rebuild (key columns and `rows`, the input rows each is made from now; 0 for a key that no
+    longer has any): those whose digest (`digests`, key columns, rows, digest) differs from the one stored at
+    the last consolidation (`stored`, key columns and digest), is new, or is gone."""
+    joined = digests.join(stored.rename({"digest": "_stored"}), on=key, how="full", coalesce=True)
+    return (joined.filter(pl.col("digest").ne_missing(pl.col("_stored")))
+            .select(*key, pl.col("rows").fill_null(0).cast(pl.Int64)).sort(key))
+
+
+def key_batches(keys: pl.DataFrame, max_rows: int) -> list[pl.DataFrame]:
+    """`keys` (with `rows`) in consecutive batches of about `max_rows` input rows (a key larger than that is a
+    batch of its own; keys without rows ride along, to be closed)."""
+    if keys.height == 0:
+        return []
+    numbered = keys.with_columns((pl.col("rows").cum_sum() // max(1, max_rows)).alias("_batch"))
+    return [batch.drop("_batch") for batch in numbered.partition_by("_batch", maintain_order=True)]

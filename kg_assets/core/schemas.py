@@ -335,6 +335,14 @@ FORGOTTEN_USERS = {
     "forgotten_at": TS,  # when `kg facts forget` ran
 }
 
+# What each consolidated row was last built from (storage/consolidation.py): a consolidation rebuilds the keys
+# whose digest changed. Bookkeeping, not graph data: deleting every row makes the next consolidation a full one.
+CONSOLIDATION_DIGESTS = {
+    "table_name": pl.String,  # entities | graph_edges | graph_nodes
+    "key": pl.String,  # the row's key (an edge's three columns joined by U+001F)
+    "digest": pl.String,  # rows and summed hash of its inputs
+}
+
 TABLES: dict[str, dict[str, pl.DataType]] = {
     "documents": DOCUMENTS,
     "chunks": CHUNKS,
@@ -358,6 +366,7 @@ TABLES: dict[str, dict[str, pl.DataType]] = {
     "user_facts": USER_FACTS,
     "chat_users": CHAT_USERS,
     "forgotten_users": FORGOTTEN_USERS,
+    "consolidation_digests": CONSOLIDATION_DIGESTS,
 }
 
 

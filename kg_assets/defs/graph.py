@@ -22,6 +22,7 @@ from kg_assets.defs.pools import Pools
 from kg_assets.defs.previews import core_picture, graph_preview, top_entities
 from kg_assets.defs.resources import ExtractorResource, GraphResource, WarehouseResource
 from kg_assets.defs.tables import OWNERS, content_version, contract_version, table_asset, table_metadata, table_spec
+from kg_assets.storage.consolidation import EDGE_KEY, ENTITY_KEY, NODE_KEY, ConsolidationStore
 from kg_assets.storage.facts import FactStore
 from kg_assets.storage.warehouse import now_utc
 
@@ -41,15 +42,22 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     linker = graph.build_linker()  # NameLinker, or the KG_LINKER plug-in
     context.log.info(f"linking {mentions.height:,} mentions with {linker.name} {linker.version}")
     redirects = keep_created_at(graph.link(linker, mentions, overrides), wh.redirects())
-    entities = build_entities(mentions, wh.document_times(), redirects)
-    stats = wh.replace_current({"entities": (["entity_id"], entities)})["entities"]
+    mention_rows = mentions.height
+    del mentions  # the entities are rebuilt a batch of keys at a time, from the warehouse
+    store = ConsolidationStore(wh, redirects)
+    times = wh.document_times()
+    stats = store.rebuild("entities", ENTITY_KEY, store.entity_digests(),
+                          lambda keys: build_entities(store.mentions_of(keys["entity_id"]), times, redirects))
     wh.replace_tables({"entity_aliases": redirects})
+    context.log.info(f"entities: {stats['rebuilt_keys']:,} rebuilt (their mentions or links changed), "
+                     f"{stats['current']:,} current")
     methods = redirects.group_by("method").len().sort("method")
     yield dg.MaterializeResult(asset_key="linked_entities", data_version=content_version(wh, "entities"), metadata={
         "dagster/row_count": stats["current"],
+        "rebuilt_keys": stats["rebuilt_keys"],
         "closed": stats["closed"],
         "rows_written": stats["written"],
-        "mentions": mentions.height,
+        "mentions": mention_rows,
         "linker": linker.name,
         "linker_version": linker.version,
         "linker_setting": graph.linker,
@@ -91,25 +99,45 @@ def entity_summaries(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     })
 
 
+def relation_types(store: ConsolidationStore, graph: GraphResource) -> tuple[pl.DataFrame, dict[str, object]]:
+    """Each extracted relation type with the type its edges get under the relation schema (relation_type, mapped;
+    a dropped type has no row), and what the schema did to the relations (counts, for the UI)."""
+    counts = store.relation_type_counts().with_columns(pl.col("relation_type").alias("raw"))
+    mapped, schema_counts = apply_relation_schema(counts, graph.relation_types, graph.relation_type_map,
+                                                  graph.unknown_relation_types, weight="rows")
+    return mapped.select(pl.col("raw").alias("relation_type"), pl.col("relation_type").alias("mapped")), schema_counts
+
+
 def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource, graph: GraphResource):
     wh = warehouse.get()
-    entities = with_summaries(wh.current_entities(), wh.entity_summaries())
-    relations = apply_redirects(wh.local_relations(EDGE_INPUT_COLUMNS), wh.redirects(), ["source_id", "target_id"])
-    relations, schema_counts = apply_relation_schema(relations, graph.relation_types, graph.relation_type_map,
-                                                     graph.unknown_relation_types)
+    redirects = wh.redirects()
+    store = ConsolidationStore(wh, redirects)
+    types, schema_counts = relation_types(store, graph)
+    store = ConsolidationStore(wh, redirects, types)
     if schema_counts["unknown"] or schema_counts["mapped"]:
         context.log.info(f"relation types: {schema_counts['mapped']:,} renamed, {schema_counts['unknown']:,} outside "
                          f"KG_RELATION_TYPES ({schema_counts['unknown_as_related_to']:,} as RELATED_TO, "
                          f"{schema_counts['dropped']:,} dropped)")
-    edges = build_edges(relations, entities["entity_id"])
-    nodes = build_nodes(entities, edges)
-    stats = wh.replace_current(
-        {"graph_nodes": (["node_id"], nodes), "graph_edges": (["source_id", "target_id", "relation_type"], edges)}
-    )
-    context.log.info(f"graph: {stats['graph_nodes']['current']:,} nodes, {stats['graph_edges']['current']:,} edges")
+
+    def edges_of(keys: pl.DataFrame) -> pl.DataFrame:
+        relations = apply_redirects(store.relations_of(keys, EDGE_INPUT_COLUMNS), redirects, ["source_id", "target_id"])
+        relations, _ = apply_relation_schema(relations, graph.relation_types, graph.relation_type_map,
+                                             graph.unknown_relation_types)
+        return build_edges(relations, pl.concat([keys["source_id"], keys["target_id"]]))
+
+    def nodes_of(keys: pl.DataFrame) -> pl.DataFrame:
+        ids = keys["node_id"]
+        return build_nodes(with_summaries(store.entities_of(ids), store.summaries_of(ids)), store.edges_at(ids))
+
+    edge_stats = store.rebuild("graph_edges", EDGE_KEY, store.edge_digests(), edges_of)
+    node_stats = store.rebuild("graph_nodes", NODE_KEY, store.node_digests(), nodes_of)
+    context.log.info(f"graph: {node_stats['current']:,} nodes, {edge_stats['current']:,} edges "
+                     f"({node_stats['rebuilt_keys']:,} and {edge_stats['rebuilt_keys']:,} rebuilt)")
+    nodes, edges = wh.current_rows("graph_nodes"), wh.current_rows("graph_edges")
     yield dg.MaterializeResult(asset_key="graph_edges", data_version=content_version(wh, "graph_edges"), metadata={
-        "dagster/row_count": stats["graph_edges"]["current"], "closed": stats["graph_edges"]["closed"],
-        "rows_written": stats["graph_edges"]["written"], "relations": relations.height,
+        "dagster/row_count": edge_stats["current"], "rebuilt_keys": edge_stats["rebuilt_keys"],
+        "closed": edge_stats["closed"], "rows_written": edge_stats["written"],
+        "relations": schema_counts["relations"],
         "relation_schema": ", ".join(graph.relation_types) or "any type",
         "relation_types_mapped": schema_counts["mapped"], "relation_types_unknown": schema_counts["unknown"],
         "unknown_as_related_to": schema_counts["unknown_as_related_to"],
@@ -117,8 +145,9 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         "unknown_relation_types": dg.MetadataValue.json(schema_counts["unknown_types"]),
         "preview": graph_preview(nodes, edges, wh)})
     yield dg.MaterializeResult(asset_key="graph_nodes", data_version=content_version(wh, "graph_nodes"), metadata={
-        "dagster/row_count": stats["graph_nodes"]["current"], "closed": stats["graph_nodes"]["closed"],
-        "rows_written": stats["graph_nodes"]["written"], "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh, nodes, edges)})
+        "dagster/row_count": node_stats["current"], "rebuilt_keys": node_stats["rebuilt_keys"],
+        "closed": node_stats["closed"], "rows_written": node_stats["written"],
+        "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh, nodes, edges)})
 
 
 def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:

@@ -188,6 +188,8 @@ class FactStore:
             derived += int(fetch_scalar(con, statement, d if "$d" in statement else None) or 0)
         for table in _DOCUMENT_TABLES:  # documents last: every version holds the user's text
             con.execute(f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT unnest($d))", d)
+        # the consolidated rows deleted here are no longer what their digests describe: the next run rebuilds all
+        con.execute(f"DELETE FROM {SCHEMA}.consolidation_digests")
         con.execute(f"DROP TABLE IF EXISTS {SCHEMA}.entity_lookup")
         con.execute(f"DROP TABLE IF EXISTS {SCHEMA}.entity_lookup_state")
         con.execute("DROP TABLE _forget_chunks")

@@ -172,6 +172,10 @@ class WarehouseReads:
     def current_entities(self, columns: Sequence[str] = ()) -> pl.DataFrame:
         return self._rows("entities", columns, current_only=True)
 
+    def current_rows(self, table: str, columns: Sequence[str] = ()) -> pl.DataFrame:
+        """The current rows of a versioned table (every row of another)."""
+        return self._rows(table, columns, current_only=True)
+
     def entity_summaries(self) -> pl.DataFrame:
         return self._rows("entity_summaries")
 

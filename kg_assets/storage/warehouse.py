@@ -386,6 +386,13 @@ class Warehouse(WarehouseReads):
             return {table: self._merge_current(con, table, key, frame, ts) for table, (key, frame) in tables.items()}
         return self.write(body)
 
+    def replace_current_keys(self, table: str, key: Sequence[str], frame: pl.DataFrame,
+                             keys: pl.DataFrame) -> dict[str, int]:
+        """Make `frame` the current rows of the given `keys` (a frame of the key columns) in a versioned table,
+        leaving every other key as it is: keys of `keys` missing from `frame` are closed."""
+        ts = now_utc()
+        return self.write(lambda con: self._merge_current(con, table, key, frame, ts, scope=keys.select(key)))
+
     def replace_current_partitions(self, table: str, identity: Sequence[str], frame: pl.DataFrame,
                                    document_ids: Sequence[str]) -> dict[str, int]:
         """Make `frame` the current rows of `document_ids` in a versioned per-document table (kg.messages).
@@ -397,8 +404,9 @@ class Warehouse(WarehouseReads):
         return self.write(lambda con: self._merge_current(con, table, identity, frame, ts, list(document_ids)))
 
     def _merge_current(self, con, table: str, key: Sequence[str], frame: pl.DataFrame, ts: datetime,
-                       document_ids: list[str] | None = None) -> dict[str, int]:
-        """Merge `frame` as the current rows of `table` (of `document_ids` only, when given).
+                       document_ids: list[str] | None = None, scope: pl.DataFrame | None = None) -> dict[str, int]:
+        """Merge `frame` as the current rows of `table` (of `document_ids` only, or of the keys in `scope` only,
+        when given).
 
         Only rows that differ from their current version are rewritten, so a consolidation after a few
         changed documents writes a few rows, not the whole graph again."""
@@ -407,13 +415,17 @@ class Warehouse(WarehouseReads):
         # Whole tables have non-null keys; a per-document identity may hold NULLs (no display name).
         equal = "=" if document_ids is None else "IS NOT DISTINCT FROM"
         on = " AND ".join(f'o."{k}" {equal} n."{k}"' for k in key)
-        scope = "" if document_ids is None else "AND o.document_id IN (SELECT v FROM _ids)"
-        params = {} if document_ids is None else {"ids": Keys(document_ids)}
+        where, params = "", {}
+        if document_ids is not None:
+            where, params = "AND o.document_id IN (SELECT v FROM _ids)", {"ids": Keys(document_ids)}
+        elif scope is not None:
+            con.register("_scope", scope)
+            where = "AND EXISTS (SELECT 1 FROM _scope s WHERE " + " AND ".join(f's."{k}" = o."{k}"' for k in key) + ")"
         con.register("_new", new)
         try:
             closed = fetch_scalar(
                 con,
-                f"""UPDATE {SCHEMA}.{table} o SET valid_until = $ts WHERE o.valid_until IS NULL {scope}
+                f"""UPDATE {SCHEMA}.{table} o SET valid_until = $ts WHERE o.valid_until IS NULL {where}
                     AND NOT EXISTS (SELECT 1 FROM _new n WHERE {on})""",
                 {"ts": ts, **params},
             )
@@ -421,7 +433,7 @@ class Warehouse(WarehouseReads):
             execute(
                 con,
                 f"""CREATE OR REPLACE TEMP TABLE _changed AS SELECT {columns} FROM _new
-                    EXCEPT SELECT {columns} FROM {SCHEMA}.{table} o WHERE o.valid_until IS NULL {scope}""",
+                    EXCEPT SELECT {columns} FROM {SCHEMA}.{table} o WHERE o.valid_until IS NULL {where}""",
                 params,
             )
             # Kept in DuckDB, not fetched back into Python and inserted again: a first consolidation writes every
@@ -442,6 +454,8 @@ class Warehouse(WarehouseReads):
             con.execute("DROP TABLE _merged")
         finally:
             con.unregister("_new")
+            if scope is not None:
+                con.unregister("_scope")
         return {"current": new.height, "closed": int(closed or 0), "written": int(written)}
 
     def replace_tables(self, frames: dict[str, pl.DataFrame]) -> None:

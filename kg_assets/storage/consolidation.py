@@ -1,0 +1,192 @@
+"""SQL of incremental consolidation: a digest of what each consolidated row is made from, and the input rows of
+the keys whose digest changed.
+
+An entity row is a function of its group of mentions (those whose extracted id redirects to it) and their
+documents' times; an edge of the relations whose redirected ends and mapped type are its key, between current
+entities; a node of its entity row, its summary and its degree. Each digest is `rows:sum(hash(input row))` over
+that group, computed by DuckDB over the whole table without fetching it, so a consolidation finds the keys the
+new, changed or deleted documents (or a new linking decision) touched, and rebuilds those only, in batches.
+The digests of the last consolidation are in `kg.consolidation_digests`; with none there, every key is rebuilt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import polars as pl
+
+from kg_assets.core import schemas
+from kg_assets.core.consolidate import changed_keys, key_batches
+from kg_assets.storage.reads import Keys, execute, fetch_frame
+from kg_assets.storage.warehouse import SCHEMA, Warehouse
+
+ENTITY_KEY = ("entity_id",)
+EDGE_KEY = ("source_id", "target_id", "relation_type")
+NODE_KEY = ("node_id",)
+# Input rows a batch rebuilds at once: what bounds a consolidation's memory, not the corpus.
+BATCH_ROWS = 500_000
+
+_DOCUMENT_TIMES = f"""(SELECT document_id, coalesce(document_date, ingested_at) AS seen_at
+                       FROM {SCHEMA}.documents WHERE valid_until IS NULL)"""
+# a mention with its canonical id (`key`), the inputs of its entity row (core.consolidate.build_entities)
+_MENTIONS = f"""SELECT coalesce(r.to_id, m.entity_id) AS entity_key, m.*, d.seen_at
+                FROM {SCHEMA}.entity_mentions m LEFT JOIN _redirects r ON r.from_id = m.entity_id
+                LEFT JOIN {_DOCUMENT_TIMES} d ON d.document_id = m.document_id"""
+_MENTION_INPUTS = "m.entity_id, m.name, m.normalized_name, m.entity_type, m.document_id, m.chunk_id, m.description, seen_at"
+# a relation with its edge key under the redirects and the relation schema (`_types`: raw -> mapped type; a
+# dropped type has no row), between two current entities
+_RELATIONS = f"""SELECT coalesce(rs.to_id, l.source_id) AS source_key, coalesce(rt.to_id, l.target_id) AS target_key,
+                        t.mapped AS type_key, l.*
+                 FROM {SCHEMA}.local_relations l JOIN _types t ON t.relation_type = l.relation_type
+                 LEFT JOIN _redirects rs ON rs.from_id = l.source_id
+                 LEFT JOIN _redirects rt ON rt.from_id = l.target_id"""
+_KNOWN_ENDS = f"""source_key <> target_key
+    AND source_key IN (SELECT entity_id FROM {SCHEMA}.entities WHERE valid_until IS NULL)
+    AND target_key IN (SELECT entity_id FROM {SCHEMA}.entities WHERE valid_until IS NULL)"""
+_RELATION_INPUTS = "chunk_id, document_id, source_id, target_id, relation_type, keywords, description"
+_NODE_INPUTS = ("e.name, e.entity_type, e.description, e.aliases, e.mention_count, e.first_seen, e.last_seen, "
+                "e.source_chunk_ids")
+_DEGREES = f"""(SELECT node_id, count(*) AS degree FROM (
+                   SELECT source_id AS node_id FROM {SCHEMA}.graph_edges WHERE valid_until IS NULL
+                   UNION ALL SELECT target_id FROM {SCHEMA}.graph_edges WHERE valid_until IS NULL) GROUP BY node_id)"""
+
+
+def _digest(inputs: str) -> str:
+    return f"count(*)::VARCHAR || ':' || sum(hash({inputs}))::VARCHAR"
+
+
+class ConsolidationStore:
+    """The digests and input rows of one warehouse's consolidated tables."""
+
+    def __init__(self, warehouse: Warehouse, redirects: pl.DataFrame, relation_types: pl.DataFrame | None = None):
+        self.wh = warehouse
+        self.redirects = redirects.select("from_id", "to_id")
+        # raw relation_type -> mapped (relation_type, mapped), for edges
+        self.relation_types = relation_types
+
+    def _fetch(self, sql: str, params: dict | None = None) -> pl.DataFrame:
+        with self.wh.connect(read_only=True) as con:
+            con.register("_redirects", self.redirects)
+            if self.relation_types is not None:
+                con.register("_types", self.relation_types)
+            try:
+                return fetch_frame(con, sql, params)
+            finally:
+                con.unregister("_redirects")
+                if self.relation_types is not None:
+                    con.unregister("_types")
+
+    def rebuild(self, table: str, key: Sequence[str], digests: pl.DataFrame,
+                build: Callable[[pl.DataFrame], pl.DataFrame], batch_rows: int = BATCH_ROWS) -> dict[str, int]:
+        """Rebuild the rows of `table` whose inputs changed since the last consolidation: `build(keys)` makes the
+        rows of a batch of keys (a frame of the key columns), which become those keys' current rows; then the
+        new `digests` (key columns, rows, digest) are stored. A run stopped before that rebuilds the same keys
+        again. Returns the keys rebuilt and the rows written and closed."""
+        key = list(key)
+        changed = changed_keys(self.stored_digests(table, key), digests, key)
+        written = closed = 0
+        for batch in key_batches(changed, batch_rows):
+            stats = self.wh.replace_current_keys(table, key, build(batch.select(key)), batch.select(key))
+            written, closed = written + stats["written"], closed + stats["closed"]
+        self.replace_digests(table, digests, key)
+        # a key with inputs has a row, so the digests count the current rows
+        return {"rebuilt_keys": changed.height, "written": written, "closed": closed, "current": digests.height}
+
+    # ---- digests of what each key is made from (key columns, rows, digest) ------------------------
+    def entity_digests(self) -> pl.DataFrame:
+        return self._fetch(f"""SELECT entity_key AS entity_id, count(*) AS rows, {_digest(_MENTION_INPUTS)} AS digest
+                               FROM ({_MENTIONS}) m GROUP BY entity_key""")
+
+    def edge_digests(self) -> pl.DataFrame:
+        return self._fetch(f"""SELECT source_key AS source_id, target_key AS target_id, type_key AS relation_type,
+                                      count(*) AS rows, {_digest(_RELATION_INPUTS)} AS digest
+                               FROM ({_RELATIONS}) WHERE {_KNOWN_ENDS} GROUP BY ALL""")
+
+    def node_digests(self) -> pl.DataFrame:
+        """A node is what it shows of its entity's current row, its summary and its degree."""
+        return self._fetch(f"""SELECT e.entity_id AS node_id, 1 AS rows,
+                                      hash({_NODE_INPUTS}, s.summary, coalesce(d.degree, 0))::VARCHAR AS digest
+                               FROM {SCHEMA}.entities e
+                               LEFT JOIN {SCHEMA}.entity_summaries s ON s.entity_id = e.entity_id
+                               LEFT JOIN {_DEGREES} d ON d.node_id = e.entity_id
+                               WHERE e.valid_until IS NULL""")
+
+    def relation_type_counts(self) -> pl.DataFrame:
+        """relation_type and rows of every local relation type (what the relation schema is applied to)."""
+        return self.wh._read(f"SELECT relation_type, count(*) AS rows FROM {SCHEMA}.local_relations GROUP BY ALL")
+
+    # ---- the input rows of some keys --------------------------------------------------------------
+    def mentions_of(self, entity_ids: Sequence[str]) -> pl.DataFrame:
+        """Every mention (entity_mentions columns) whose canonical id is one of `entity_ids`."""
+        columns = ", ".join(f'm."{c}"' for c in schemas.ENTITY_MENTIONS)
+        return self._fetch(f"SELECT {columns} FROM ({_MENTIONS}) m WHERE entity_key IN (SELECT v FROM _ids)",
+                           {"ids": Keys(entity_ids)})
+
+    def relations_of(self, keys: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
+        """`columns` of every local relation that makes one of the edges `keys` (source_id, target_id,
+        relation_type), as extracted (ids and type before redirects and schema)."""
+        select = ", ".join(f'"{c}"' for c in columns)
+        with self.wh.connect(read_only=True) as con:
+            con.register("_redirects", self.redirects)
+            con.register("_types", self.relation_types)
+            con.register("_keys", keys.select(EDGE_KEY))
+            try:
+                return fetch_frame(con, f"""SELECT {select} FROM ({_RELATIONS}) r
+                    WHERE EXISTS (SELECT 1 FROM _keys k WHERE k.source_id = r.source_key AND k.target_id = r.target_key
+                                  AND k.relation_type = r.type_key)""")
+            finally:
+                for name in ("_redirects", "_types", "_keys"):
+                    con.unregister(name)
+
+    def entities_of(self, entity_ids: Sequence[str]) -> pl.DataFrame:
+        return self.wh._read(f"""SELECT * EXCLUDE (valid_from, valid_until) FROM {SCHEMA}.entities
+                                 WHERE valid_until IS NULL AND entity_id IN (SELECT v FROM _ids)""",
+                             {"ids": Keys(entity_ids)})
+
+    def summaries_of(self, entity_ids: Sequence[str]) -> pl.DataFrame:
+        return self.wh._read(f"SELECT * FROM {SCHEMA}.entity_summaries WHERE entity_id IN (SELECT v FROM _ids)",
+                             {"ids": Keys(entity_ids)})
+
+    def edges_at(self, node_ids: Sequence[str]) -> pl.DataFrame:
+        """source_id and target_id of the current edges at any of `node_ids` (their degrees)."""
+        return self.wh._read(f"""SELECT source_id, target_id FROM {SCHEMA}.graph_edges WHERE valid_until IS NULL
+                                 AND (source_id IN (SELECT v FROM _ids) OR target_id IN (SELECT v FROM _ids))""",
+                             {"ids": Keys(node_ids)})
+
+    # ---- the digests of the last consolidation ----------------------------------------------------
+    def stored_digests(self, table: str, key: Sequence[str]) -> pl.DataFrame:
+        """(key columns, digest) of `table` as its last consolidation left it; none when they do not describe the
+        table (each digest is of one current row: rows deleted by hand, or digests lost), so all is rebuilt."""
+        frame = self.wh._read(f"""SELECT key, digest, (SELECT count(*) FROM {SCHEMA}.{table} WHERE valid_until IS NULL)
+                                         AS table_rows
+                                  FROM {SCHEMA}.consolidation_digests WHERE table_name = $t""", {"t": table})
+        if frame.height and frame["table_rows"][0] != frame.height:
+            frame = frame.clear()
+        return split_key(frame.drop("table_rows"), key)
+
+    def replace_digests(self, table: str, digests: pl.DataFrame, key: Sequence[str]) -> None:
+        rows = digests.select(pl.lit(table).alias("table_name"), joined_key(key).alias("key"), "digest")
+
+        def body(con) -> None:
+            execute(con, f"DELETE FROM {SCHEMA}.consolidation_digests WHERE table_name = $t", {"t": table})
+            self.wh._insert(con, "consolidation_digests", rows)
+        self.wh.write(body)
+
+
+KEY_SEPARATOR = "\x1f"  # the unit separator: never part of an id or a relation type
+
+
+def joined_key(key: Sequence[str]) -> pl.Expr:
+    return pl.concat_str([pl.col(k) for k in key], separator=KEY_SEPARATOR) if len(key) > 1 else pl.col(key[0])
+
+
+def split_key(frame: pl.DataFrame, key: Sequence[str]) -> pl.DataFrame:
+    if len(key) == 1:
+        return frame.rename({"key": key[0]})
+    parts = pl.col("key").str.split_exact(KEY_SEPARATOR, len(key) - 1).struct.rename_fields(list(key))
+    return frame.select(parts.alias("_k"), "digest").unnest("_k")
+
+
+def clear_digests(warehouse: Warehouse) -> None:
+    """Forget every digest: the next consolidation rebuilds every key (a full rebuild)."""
+    warehouse.write(lambda con: con.execute(f"DELETE FROM {SCHEMA}.consolidation_digests"))
