@@ -210,3 +210,18 @@ def test_kg_run_rebuild_graph_rebuilds_every_key_even_when_no_document_changed(t
         for asset in ("linked_entities", "graph_edges", "graph_nodes"):
             shown = instance.get_latest_materialization_event(dg.AssetKey(asset)).asset_materialization.metadata
             assert shown["rebuilt_keys"].value == shown["dagster/row_count"].value > 0, asset
+
+
+def test_rows_added_or_deleted_by_hand_put_the_digests_out_of_step_and_the_next_consolidation_rebuilds_all(built):
+    project = built
+    before = _current_rows(project)
+    with project.warehouse.transaction() as con:
+        con.execute("""INSERT INTO kg.entities (entity_id, name, entity_type, valid_from)
+                       VALUES ('entity_by_hand', 'Nobody', 'PERSON', now())""")
+        con.execute("DELETE FROM kg.graph_edges WHERE edge_id = (SELECT min(edge_id) FROM kg.graph_edges)")
+    assert project.consolidate().success
+    after = _current_rows(project)
+    for table in REBUILT:
+        assert _except_all(before[table], after[table]) == (0, 0), table
+    closed = project.sql("SELECT valid_until FROM kg.entities WHERE entity_id = 'entity_by_hand'")["valid_until"]
+    assert closed.to_list() != [None], "a row no mention makes is closed"

@@ -2,7 +2,8 @@
 
 Everything here is a deterministic group-by: rebuilding from the same mentions and relations gives the
 same rows in any order of ingestion, and a key's row depends only on its own group, so a consolidation
-rebuilds only the keys whose inputs changed (`changed_keys`), a bounded batch at a time (`key_batches`).
+rebuilds only the keys whose inputs changed (storage/consolidation.py finds them), a bounded batch at a time
+(`key_batches`).
 """
 
 from __future__ import annotations
@@ -183,15 +184,6 @@ def with_summaries(entities: pl.DataFrame, summaries: pl.DataFrame) -> pl.DataFr
         .with_columns(pl.coalesce(pl.col("_summary").str.slice(0, MAX_DESCRIPTION_CHARS), "description").alias("description"))
         .drop("_summary")
     )
-
-
-def changed_keys(stored: pl.DataFrame, digests: pl.DataFrame, key: list[str]) -> pl.DataFrame:
-    """The keys to rebuild (key columns and `rows`, the input rows each is made from now; 0 for a key that no
-    longer has any): those whose digest (`digests`, key columns, rows, digest) differs from the one stored at
-    the last consolidation (`stored`, key columns and digest), is new, or is gone."""
-    joined = digests.join(stored.rename({"digest": "_stored"}), on=key, how="full", coalesce=True)
-    return (joined.filter(pl.col("digest").ne_missing(pl.col("_stored")))
-            .select(*key, pl.col("rows").fill_null(0).cast(pl.Int64)).sort(key))
 
 
 def key_batches(keys: pl.DataFrame, max_rows: int) -> list[pl.DataFrame]:

@@ -22,7 +22,7 @@ from kg_assets.defs.pools import Pools
 from kg_assets.defs.previews import core_picture, graph_preview, top_entities
 from kg_assets.defs.resources import ExtractorResource, GraphResource, WarehouseResource
 from kg_assets.defs.tables import OWNERS, content_version, contract_version, table_asset, table_metadata, table_spec
-from kg_assets.storage.consolidation import EDGE_KEY, ENTITY_KEY, NODE_KEY, ConsolidationStore
+from kg_assets.storage.consolidation import ConsolidationStore
 from kg_assets.storage.facts import FactStore
 from kg_assets.storage.warehouse import now_utc
 
@@ -46,8 +46,7 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     del mentions  # the entities are rebuilt a batch of keys at a time, from the warehouse
     store = ConsolidationStore(wh, redirects)
     times = wh.document_times()
-    stats = store.rebuild("entities", ENTITY_KEY, store.entity_digests(),
-                          lambda keys: build_entities(store.mentions_of(keys["entity_id"]), times, redirects))
+    stats = store.rebuild("entities", lambda keys: build_entities(store.mentions_of(keys["entity_id"]), times, redirects))
     wh.replace_tables({"entity_aliases": redirects})
     context.log.info(f"entities: {stats['rebuilt_keys']:,} rebuilt (their mentions or links changed), "
                      f"{stats['current']:,} current")
@@ -129,8 +128,8 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         ids = keys["node_id"]
         return build_nodes(with_summaries(store.entities_of(ids), store.summaries_of(ids)), store.edges_at(ids))
 
-    edge_stats = store.rebuild("graph_edges", EDGE_KEY, store.edge_digests(), edges_of)
-    node_stats = store.rebuild("graph_nodes", NODE_KEY, store.node_digests(), nodes_of)
+    edge_stats = store.rebuild("graph_edges", edges_of)
+    node_stats = store.rebuild("graph_nodes", nodes_of)
     context.log.info(f"graph: {node_stats['current']:,} nodes, {edge_stats['current']:,} edges "
                      f"({node_stats['rebuilt_keys']:,} and {edge_stats['rebuilt_keys']:,} rebuilt)")
     nodes, edges = wh.current_rows("graph_nodes"), wh.current_rows("graph_edges")

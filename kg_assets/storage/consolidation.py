@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.consolidate import changed_keys, key_batches
-from kg_assets.storage.reads import Keys, execute, fetch_frame
+from kg_assets.core.consolidate import key_batches
+from kg_assets.storage.reads import Keys, execute, fetch_frame, fetch_scalar
 from kg_assets.storage.warehouse import SCHEMA, Warehouse
 
 ENTITY_KEY = ("entity_id",)
@@ -55,6 +55,45 @@ def _digest(inputs: str) -> str:
     return f"count(*)::VARCHAR || ':' || sum(hash({inputs}))::VARCHAR"
 
 
+KEY_SEPARATOR = "\x1f"  # the unit separator: never part of an id or a relation type
+_SEP = "chr(31)"
+KEYS = {"entities": ENTITY_KEY, "graph_edges": EDGE_KEY, "graph_nodes": NODE_KEY}
+# What each key is made from now: key (an edge's three columns joined by U+001F), rows, digest.
+_DIGESTS = {
+    "entities": f"""SELECT entity_key AS key, count(*) AS rows, {_digest(_MENTION_INPUTS)} AS digest
+                    FROM ({_MENTIONS}) m GROUP BY entity_key""",
+    "graph_edges": f"""SELECT concat_ws({_SEP}, source_key, target_key, type_key) AS key, count(*) AS rows,
+                              {_digest(_RELATION_INPUTS)} AS digest
+                       FROM ({_RELATIONS}) WHERE {_KNOWN_ENDS} GROUP BY source_key, target_key, type_key""",
+    # what a node shows of its entity's current row, its summary and its degree
+    "graph_nodes": f"""SELECT e.entity_id AS key, 1 AS rows,
+                              hash({_NODE_INPUTS}, s.summary, coalesce(d.degree, 0))::VARCHAR AS digest
+                       FROM {SCHEMA}.entities e
+                       LEFT JOIN {SCHEMA}.entity_summaries s ON s.entity_id = e.entity_id
+                       LEFT JOIN {_DEGREES} d ON d.node_id = e.entity_id
+                       WHERE e.valid_until IS NULL""",
+}
+
+
+def _changed_sql(table: str) -> str:
+    """The keys of `table` to rebuild (key, rows, digest: NULL for a key that is gone, replace_all), computed in
+    DuckDB: those whose digest differs from the stored one. When the stored digests are not one per current row
+    (rows deleted by hand, or digests cleared), each current row counts as changed instead, so every key is
+    rebuilt and a row whose inputs are gone is closed."""
+    table_key = f"concat_ws({_SEP}, {', '.join(KEYS[table])})" if len(KEYS[table]) > 1 else KEYS[table][0]
+    return f"""WITH new AS ({_DIGESTS[table]}),
+        in_step AS (SELECT (SELECT count(*) FROM {SCHEMA}.consolidation_digests WHERE table_name = $t)
+                           = (SELECT count(*) FROM {SCHEMA}.{table} WHERE valid_until IS NULL) AS ok),
+        old AS (SELECT key, digest FROM {SCHEMA}.consolidation_digests WHERE table_name = $t
+                                                                        AND (SELECT ok FROM in_step)
+                UNION ALL SELECT {table_key}, NULL FROM {SCHEMA}.{table}
+                          WHERE valid_until IS NULL AND NOT (SELECT ok FROM in_step))
+        SELECT coalesce(n.key, o.key) AS key, coalesce(n.rows, 0) AS rows, n.digest,
+               NOT (SELECT ok FROM in_step) AS replace_all
+        FROM new n FULL JOIN old o ON n.key = o.key
+        WHERE n.digest IS DISTINCT FROM o.digest OR NOT (SELECT ok FROM in_step) ORDER BY 1"""
+
+
 class ConsolidationStore:
     """The digests and input rows of one warehouse's consolidated tables."""
 
@@ -76,40 +115,38 @@ class ConsolidationStore:
                 if self.relation_types is not None:
                     con.unregister("_types")
 
-    def rebuild(self, table: str, key: Sequence[str], digests: pl.DataFrame,
-                build: Callable[[pl.DataFrame], pl.DataFrame], batch_rows: int = BATCH_ROWS) -> dict[str, int]:
-        """Rebuild the rows of `table` whose inputs changed since the last consolidation: `build(keys)` makes the
-        rows of a batch of keys (a frame of the key columns), which become those keys' current rows; then the
-        new `digests` (key columns, rows, digest) are stored. A run stopped before that rebuilds the same keys
-        again. Returns the keys rebuilt and the rows written and closed."""
-        key = list(key)
-        changed = changed_keys(self.stored_digests(table, key), digests, key)
+    def rebuild(self, table: str, build: Callable[[pl.DataFrame], pl.DataFrame],
+                batch_rows: int = BATCH_ROWS) -> dict[str, int]:
+        """Rebuild the rows of `table` (entities, graph_edges or graph_nodes) whose inputs changed since the last
+        consolidation: `build(keys)` makes the rows of a batch of keys (a frame of the key columns), which become
+        those keys' current rows; then their new digests are stored. A run stopped before that rebuilds the same
+        keys again. Returns the keys rebuilt, the rows written and closed, and the current rows."""
+        key = list(KEYS[table])
+        changed = self._fetch(_changed_sql(table), {"t": table})
         written = closed = 0
-        for batch in key_batches(changed, batch_rows):
+        for batch in key_batches(split_key(changed, key), batch_rows):
             stats = self.wh.replace_current_keys(table, key, build(batch.select(key)), batch.select(key))
             written, closed = written + stats["written"], closed + stats["closed"]
-        self.replace_digests(table, digests, key)
-        # a key with inputs has a row, so the digests count the current rows
-        return {"rebuilt_keys": changed.height, "written": written, "closed": closed, "current": digests.height}
+        current = self._store_digests(table, changed)
+        return {"rebuilt_keys": changed.height, "written": written, "closed": closed, "current": current}
 
-    # ---- digests of what each key is made from (key columns, rows, digest) ------------------------
-    def entity_digests(self) -> pl.DataFrame:
-        return self._fetch(f"""SELECT entity_key AS entity_id, count(*) AS rows, {_digest(_MENTION_INPUTS)} AS digest
-                               FROM ({_MENTIONS}) m GROUP BY entity_key""")
+    def _store_digests(self, table: str, changed: pl.DataFrame) -> int:
+        """Store the changed keys' digests (a gone key's goes; all of the table's when they were not in step with
+        it); returns the table's digests now, which are its current rows."""
+        replace_all = changed.height > 0 and changed["replace_all"][0]
+        rows = changed.filter(pl.col("digest").is_not_null()).select(pl.lit(table).alias("table_name"), "key", "digest")
 
-    def edge_digests(self) -> pl.DataFrame:
-        return self._fetch(f"""SELECT source_key AS source_id, target_key AS target_id, type_key AS relation_type,
-                                      count(*) AS rows, {_digest(_RELATION_INPUTS)} AS digest
-                               FROM ({_RELATIONS}) WHERE {_KNOWN_ENDS} GROUP BY ALL""")
-
-    def node_digests(self) -> pl.DataFrame:
-        """A node is what it shows of its entity's current row, its summary and its degree."""
-        return self._fetch(f"""SELECT e.entity_id AS node_id, 1 AS rows,
-                                      hash({_NODE_INPUTS}, s.summary, coalesce(d.degree, 0))::VARCHAR AS digest
-                               FROM {SCHEMA}.entities e
-                               LEFT JOIN {SCHEMA}.entity_summaries s ON s.entity_id = e.entity_id
-                               LEFT JOIN {_DEGREES} d ON d.node_id = e.entity_id
-                               WHERE e.valid_until IS NULL""")
+        def body(con) -> int:
+            if replace_all:
+                execute(con, f"DELETE FROM {SCHEMA}.consolidation_digests WHERE table_name = $t", {"t": table})
+            elif changed.height:
+                execute(con, f"""DELETE FROM {SCHEMA}.consolidation_digests
+                                 WHERE table_name = $t AND key IN (SELECT v FROM _ids)""",
+                        {"t": table, "ids": Keys(changed["key"])})
+            self.wh._insert(con, "consolidation_digests", rows)
+            return int(fetch_scalar(con, f"SELECT count(*) FROM {SCHEMA}.consolidation_digests WHERE table_name = $t",
+                                    {"t": table}))
+        return self.wh.write(body)
 
     def relation_type_counts(self) -> pl.DataFrame:
         """relation_type and rows of every local relation type (what the relation schema is applied to)."""
@@ -153,38 +190,12 @@ class ConsolidationStore:
                                  AND (source_id IN (SELECT v FROM _ids) OR target_id IN (SELECT v FROM _ids))""",
                              {"ids": Keys(node_ids)})
 
-    # ---- the digests of the last consolidation ----------------------------------------------------
-    def stored_digests(self, table: str, key: Sequence[str]) -> pl.DataFrame:
-        """(key columns, digest) of `table` as its last consolidation left it; none when they do not describe the
-        table (each digest is of one current row: rows deleted by hand, or digests lost), so all is rebuilt."""
-        frame = self.wh._read(f"""SELECT key, digest, (SELECT count(*) FROM {SCHEMA}.{table} WHERE valid_until IS NULL)
-                                         AS table_rows
-                                  FROM {SCHEMA}.consolidation_digests WHERE table_name = $t""", {"t": table})
-        if frame.height and frame["table_rows"][0] != frame.height:
-            frame = frame.clear()
-        return split_key(frame.drop("table_rows"), key)
-
-    def replace_digests(self, table: str, digests: pl.DataFrame, key: Sequence[str]) -> None:
-        rows = digests.select(pl.lit(table).alias("table_name"), joined_key(key).alias("key"), "digest")
-
-        def body(con) -> None:
-            execute(con, f"DELETE FROM {SCHEMA}.consolidation_digests WHERE table_name = $t", {"t": table})
-            self.wh._insert(con, "consolidation_digests", rows)
-        self.wh.write(body)
-
-
-KEY_SEPARATOR = "\x1f"  # the unit separator: never part of an id or a relation type
-
-
-def joined_key(key: Sequence[str]) -> pl.Expr:
-    return pl.concat_str([pl.col(k) for k in key], separator=KEY_SEPARATOR) if len(key) > 1 else pl.col(key[0])
-
-
-def split_key(frame: pl.DataFrame, key: Sequence[str]) -> pl.DataFrame:
+def split_key(changed: pl.DataFrame, key: Sequence[str]) -> pl.DataFrame:
+    """The changed keys as their key columns (an edge's three from its joined key) and rows."""
     if len(key) == 1:
-        return frame.rename({"key": key[0]})
+        return changed.select(pl.col("key").alias(key[0]), "rows")
     parts = pl.col("key").str.split_exact(KEY_SEPARATOR, len(key) - 1).struct.rename_fields(list(key))
-    return frame.select(parts.alias("_k"), "digest").unnest("_k")
+    return changed.select(parts.alias("_k"), "rows").unnest("_k")
 
 
 def clear_digests(warehouse: Warehouse) -> None:
