@@ -33,6 +33,7 @@ from kg_assets.settings import (
     Settings,
     WarehouseSettings,
 )
+from kg_assets.storage.lake import close_sessions
 from kg_assets.storage.warehouse import Warehouse
 from kg_assets.testing.openai_server import FakeOpenAIServer
 from kg_assets.testing.postgres import pg_admin
@@ -75,6 +76,7 @@ def catalog_database(template: str | None = None):
     try:
         yield name
     finally:
+        close_sessions()
         pg_admin(PG, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
@@ -243,6 +245,7 @@ def copy_lake(source: tuple[str, Path], target: Warehouse) -> None:
     built_catalog, built_data = source
     catalog, data_path = target.lake
     name = catalog.rsplit("dbname=", 1)[1]
+    close_sessions()  # a template database must have no connection
     pg_admin(PG, f"DROP DATABASE {name}")
     pg_admin(PG, f"CREATE DATABASE {name} TEMPLATE {built_catalog}")
     shutil.copytree(built_data, data_path)

@@ -24,7 +24,8 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_expone
 
 from kg_assets.core import schemas
 from kg_assets.storage.ddl import SCHEMA, create_schema, create_session_macros
-from kg_assets.storage.lake import LAKE, LakeNotCreated, Snapshot, connect_lake, is_write_conflict, retry_write_conflicts
+from kg_assets.storage.lake import (LAKE, LakeNotCreated, Snapshot, connect_lake, is_write_conflict, lake_cursor,
+                                    retry_write_conflicts)
 from kg_assets.storage.reads import Keys, WarehouseReads, execute, fetch_frame, fetch_scalar
 
 __all__ = ["SANDBOX", "SCHEMA", "NoTimeTravel", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
@@ -120,7 +121,7 @@ class Warehouse(WarehouseReads):
             return Path(self.path).exists()
         # A lake exists once a write connection has initialised its catalog (a read-only ATTACH cannot).
         try:
-            connect_lake(*self.lake, read_only=True).close()
+            lake_cursor(*self.lake, read_only=True).close()
         except LakeNotCreated:
             return False
         return True
@@ -153,10 +154,13 @@ class Warehouse(WarehouseReads):
         if self.lake is not None:
             new_file = False  # a write ATTACH initialises the catalog; the schema is checked once per process
             try:
-                # A sandbox locks the configuration, and the macros set the search path: they come first there.
-                con = self._retrying_conflicts(connect_lake, *self.lake, read_only=read_only,
-                                               config=SANDBOX if sandboxed else None, snapshot=snapshot,
-                                               setup=_session_macros if sandboxed else None)
+                if sandboxed or snapshot is not None:
+                    # A sandbox locks the configuration, and the macros set the search path: they come first there.
+                    con = self._retrying_conflicts(connect_lake, *self.lake, read_only=read_only,
+                                                   config=SANDBOX if sandboxed else None, snapshot=snapshot,
+                                                   setup=_session_macros if sandboxed else None)
+                else:
+                    con = self._retrying_conflicts(lake_cursor, *self.lake, read_only=read_only)
             except LakeNotCreated as exc:
                 raise WarehouseNotFound(str(exc)) from exc
         else:
