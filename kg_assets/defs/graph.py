@@ -48,8 +48,8 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     times = wh.document_times()
     stats = store.rebuild("entities", lambda keys: build_entities(store.mentions_of(keys["entity_id"]), times, redirects))
     wh.replace_tables({"entity_aliases": redirects})
-    context.log.info(f"entities: {stats['rebuilt_keys']:,} rebuilt (their mentions or links changed), "
-                     f"{stats['current']:,} current")
+    context.log.info(f"entities: {stats['rebuilt_keys']:,} rebuilt, {stats['current']:,} current (the others are made "
+                     f"of the same mentions and links as at the last consolidation)")
     methods = redirects.group_by("method").len().sort("method")
     yield dg.MaterializeResult(asset_key="linked_entities", data_version=content_version(wh, "entities"), metadata={
         "dagster/row_count": stats["current"],
