@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import dagster as dg
@@ -57,6 +58,33 @@ def test_a_lake_warehouse_writes_reads_and_keeps_views_and_macro(lake, tmp_path)
     assert rows == [("b", "a", "split")]
     assert (macro, view) == (0, 0)
     assert list((tmp_path / "lake").rglob("*.parquet")), "the rows are Parquet files under the data path"
+
+
+def test_a_process_attaches_a_lake_once_and_threads_connect_to_it_at_once(lake):
+    """Connections are cursors on one attached session, whose in-memory catalog holds the macro they all use:
+    eight threads connecting at once (each connection recreates the macro) all read through it."""
+    lake.create_schema()
+    errors: list[str] = []
+
+    def connect_and_read() -> None:
+        for _ in range(15):
+            try:
+                with lake.connect(read_only=True) as con:
+                    con.execute("SELECT count(*) FROM kg.entity_attributes_at(now())").fetchall()
+            except Exception as exc:  # noqa: BLE001 - the test counts every failure
+                errors.append(repr(exc))
+
+    threads = [threading.Thread(target=connect_and_read) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with lake.connect(read_only=True) as first, lake.connect(read_only=True) as second:
+        attached = "SELECT count(*) FROM duckdb_databases() WHERE database_name = 'lake'"
+        first.execute("CREATE TEMP TABLE mine AS SELECT 1 AS x")  # a cursor's temp objects stay its own
+        assert second.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'mine'").fetchall() == [(0,)]
+        assert first.execute(attached).fetchall() == second.execute(attached).fetchall() == [(1,)]
 
 
 def test_a_sandboxed_lake_session_reads_the_lake_and_no_other_file(lake, tmp_path):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -85,8 +86,14 @@ def _open(path: str, read_only: bool, lock_timeout_s: float, config: dict | None
         raise
 
 
+# A process's cursors on one lake share its session's in-memory catalog, where the macros are (re)created: one at a
+# time, so that two threads connecting at once do not conflict on it.
+_MACROS_LOCK = threading.Lock()
+
+
 def _session_macros(con: duckdb.DuckDBPyConnection) -> None:
-    create_session_macros(con, LAKE)
+    with _MACROS_LOCK:
+        create_session_macros(con, LAKE)
 
 
 def now_utc() -> datetime:
