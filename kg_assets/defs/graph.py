@@ -24,7 +24,7 @@ from kg_assets.defs.resources import ExtractorResource, GraphResource, Warehouse
 from kg_assets.defs.tables import OWNERS, content_version, contract_version, table_asset, table_metadata, table_spec
 from kg_assets.storage.consolidation import ConsolidationStore
 from kg_assets.storage.facts import FactStore
-from kg_assets.storage.warehouse import now_utc
+from kg_assets.storage.warehouse import Warehouse, now_utc
 
 
 # Written by `kg link split|merge`, outside any run: an external asset, so linking shows what it reads.
@@ -98,10 +98,10 @@ def entity_summaries(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     })
 
 
-def relation_types(store: ConsolidationStore, graph: GraphResource) -> tuple[pl.DataFrame, dict[str, object]]:
+def relation_types(wh: Warehouse, graph: GraphResource) -> tuple[pl.DataFrame, dict[str, object]]:
     """Each extracted relation type with the type its edges get under the relation schema (relation_type, mapped;
     a dropped type has no row), and what the schema did to the relations (counts, for the UI)."""
-    counts = store.relation_type_counts().with_columns(pl.col("relation_type").alias("raw"))
+    counts = wh.relation_type_counts().with_columns(pl.col("relation_type").alias("raw"))
     mapped, schema_counts = apply_relation_schema(counts, graph.relation_types, graph.relation_type_map,
                                                   graph.unknown_relation_types, weight="rows")
     return mapped.select(pl.col("raw").alias("relation_type"), pl.col("relation_type").alias("mapped")), schema_counts
@@ -110,8 +110,7 @@ def relation_types(store: ConsolidationStore, graph: GraphResource) -> tuple[pl.
 def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResource, graph: GraphResource):
     wh = warehouse.get()
     redirects = wh.redirects()
-    store = ConsolidationStore(wh, redirects)
-    types, schema_counts = relation_types(store, graph)
+    types, schema_counts = relation_types(wh, graph)
     store = ConsolidationStore(wh, redirects, types)
     if schema_counts["unknown"] or schema_counts["mapped"]:
         context.log.info(f"relation types: {schema_counts['mapped']:,} renamed, {schema_counts['unknown']:,} outside "

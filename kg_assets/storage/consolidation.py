@@ -103,17 +103,19 @@ class ConsolidationStore:
         # raw relation_type -> mapped (relation_type, mapped), for edges
         self.relation_types = relation_types
 
-    def _fetch(self, sql: str, params: dict | None = None) -> pl.DataFrame:
+    def _fetch(self, sql: str, params: dict | None = None, keys: pl.DataFrame | None = None) -> pl.DataFrame:
+        """`sql` over the warehouse with the redirects (`_redirects`), the relation types (`_types`) and any `keys`
+        (`_keys`) registered as tables."""
+        frames = {"_redirects": self.redirects, "_types": self.relation_types, "_keys": keys}
+        frames = {name: frame for name, frame in frames.items() if frame is not None}
         with self.wh.connect(read_only=True) as con:
-            con.register("_redirects", self.redirects)
-            if self.relation_types is not None:
-                con.register("_types", self.relation_types)
+            for name, frame in frames.items():
+                con.register(name, frame)
             try:
                 return fetch_frame(con, sql, params)
             finally:
-                con.unregister("_redirects")
-                if self.relation_types is not None:
-                    con.unregister("_types")
+                for name in frames:
+                    con.unregister(name)
 
     def rebuild(self, table: str, build: Callable[[pl.DataFrame], pl.DataFrame],
                 batch_rows: int = BATCH_ROWS) -> dict[str, int]:
@@ -148,10 +150,6 @@ class ConsolidationStore:
                                     {"t": table}))
         return self.wh.write(body)
 
-    def relation_type_counts(self) -> pl.DataFrame:
-        """relation_type and rows of every local relation type (what the relation schema is applied to)."""
-        return self.wh._read(f"SELECT relation_type, count(*) AS rows FROM {SCHEMA}.local_relations GROUP BY ALL")
-
     # ---- the input rows of some keys --------------------------------------------------------------
     def mentions_of(self, entity_ids: Sequence[str]) -> pl.DataFrame:
         """Every mention (entity_mentions columns) whose canonical id is one of `entity_ids`."""
@@ -163,17 +161,10 @@ class ConsolidationStore:
         """`columns` of every local relation that makes one of the edges `keys` (source_id, target_id,
         relation_type), as extracted (ids and type before redirects and schema)."""
         select = ", ".join(f'"{c}"' for c in columns)
-        with self.wh.connect(read_only=True) as con:
-            con.register("_redirects", self.redirects)
-            con.register("_types", self.relation_types)
-            con.register("_keys", keys.select(EDGE_KEY))
-            try:
-                return fetch_frame(con, f"""SELECT {select} FROM ({_RELATIONS}) r
-                    WHERE EXISTS (SELECT 1 FROM _keys k WHERE k.source_id = r.source_key AND k.target_id = r.target_key
-                                  AND k.relation_type = r.type_key)""")
-            finally:
-                for name in ("_redirects", "_types", "_keys"):
-                    con.unregister(name)
+        return self._fetch(f"""SELECT {select} FROM ({_RELATIONS}) r
+                               WHERE EXISTS (SELECT 1 FROM _keys k WHERE k.source_id = r.source_key
+                                             AND k.target_id = r.target_key AND k.relation_type = r.type_key)""",
+                           keys=keys.select(EDGE_KEY))
 
     def entities_of(self, entity_ids: Sequence[str]) -> pl.DataFrame:
         return self.wh._read(f"""SELECT * EXCLUDE (valid_from, valid_until) FROM {SCHEMA}.entities
@@ -189,6 +180,7 @@ class ConsolidationStore:
         return self.wh._read(f"""SELECT source_id, target_id FROM {SCHEMA}.graph_edges WHERE valid_until IS NULL
                                  AND (source_id IN (SELECT v FROM _ids) OR target_id IN (SELECT v FROM _ids))""",
                              {"ids": Keys(node_ids)})
+
 
 def split_key(changed: pl.DataFrame, key: Sequence[str]) -> pl.DataFrame:
     """The changed keys as their key columns (an edge's three from its joined key) and rows."""

@@ -172,6 +172,10 @@ class WarehouseReads:
     def current_entities(self, columns: Sequence[str] = ()) -> pl.DataFrame:
         return self._rows("entities", columns, current_only=True)
 
+    def relation_type_counts(self) -> pl.DataFrame:
+        """relation_type and rows of every local relation type (what the relation schema is applied to)."""
+        return self._read(f"SELECT relation_type, count(*) AS rows FROM {SCHEMA}.local_relations GROUP BY ALL")
+
     def current_rows(self, table: str, columns: Sequence[str] = ()) -> pl.DataFrame:
         """The current rows of a versioned table (every row of another)."""
         return self._rows(table, columns, current_only=True)
