@@ -9,6 +9,7 @@ import hashlib
 import io
 import os
 import shutil
+import threading
 import sys
 import uuid
 from dataclasses import dataclass
@@ -57,6 +58,15 @@ def pytest_collection_modifyitems(items):
         callspec = getattr(item, "callspec", None)
         if (callspec and callspec.params.get("backend") == "ducklake") or LAKE_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.lake)
+
+
+def run_at_once(work, count: int) -> None:
+    """`work()` in `count` threads started together, returning when all have finished."""
+    threads = [threading.Thread(target=work) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 # The same test on the embedded file and on a DuckLake: parametrizes the `backend` fixture below.

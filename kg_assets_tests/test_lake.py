@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import dagster as dg
@@ -20,7 +19,7 @@ from kg_assets.storage.lake import EXTENSION_DIR, LakeUnavailable, connect_lake
 from kg_assets.storage.reads import fetch_frame
 from kg_assets.storage.warehouse import Warehouse, WarehouseBusy
 
-from kg_assets_tests.conftest import SAMPLE_INBOX
+from kg_assets_tests.conftest import SAMPLE_INBOX, run_at_once
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -74,11 +73,7 @@ def test_a_process_attaches_a_lake_once_and_threads_connect_to_it_at_once(lake):
             except Exception as exc:  # noqa: BLE001 - the test counts every failure
                 errors.append(repr(exc))
 
-    threads = [threading.Thread(target=connect_and_read) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_at_once(connect_and_read, 8)
     assert errors == []
     with lake.connect(read_only=True) as first, lake.connect(read_only=True) as second:
         attached = "SELECT count(*) FROM duckdb_databases() WHERE database_name = 'lake'"

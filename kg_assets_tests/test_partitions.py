@@ -7,6 +7,7 @@ import pytest
 
 from kg_assets.defs.partitions import arrival_days, partition_range
 from kg_assets.defs.planner import add_days
+from kg_assets_tests.conftest import run_at_once
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,11 +42,7 @@ def test_two_planners_adding_the_same_days_at_once_both_go_on(tmp_path):
                 except Exception as exc:  # noqa: BLE001 - any failure of either planner is the finding
                     errors.append(repr(exc))
 
-    threads = [threading.Thread(target=planner) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_at_once(planner, 2)
     assert errors == []
     with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
         assert instance.get_dynamic_partitions(arrival_days.name) == days
