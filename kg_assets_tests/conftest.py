@@ -347,23 +347,25 @@ class CliResult:
 def kg_cli(monkeypatch, capsys):
     """`kg …` through `kg_assets.cli.main` in this process: the installed command's code, without a process
     start per call (one test per command family still runs the installed `kg`). Settings come from the
-    environment as for a user, so the developer's OPENAI_* and KG_* variables are removed first."""
+    environment as for a user, so the developer's OPENAI_* and KG_* variables are removed first; `env` and `cwd`
+    hold for that one call, as for a command started with them."""
     for name in list(os.environ):
         if name.startswith(("OPENAI_", "KG_")):
             monkeypatch.delenv(name)
 
     def run(*args, stdin: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None) -> CliResult:
-        for name, value in (env or {}).items():
-            monkeypatch.setenv(name, value)
-        if cwd is not None:
-            monkeypatch.chdir(cwd)
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin or ""))
-        capsys.readouterr()
-        try:
-            code = kg_main([str(arg) for arg in args])
-        except SystemExit as exc:  # argparse's usage errors
-            code = exc.code if isinstance(exc.code, int) else 1
-        out, err = capsys.readouterr()
+        with monkeypatch.context() as call:
+            for name, value in (env or {}).items():
+                call.setenv(name, value)
+            if cwd is not None:
+                call.chdir(cwd)
+            call.setattr(sys, "stdin", io.StringIO(stdin or ""))
+            capsys.readouterr()
+            try:
+                code = kg_main([str(arg) for arg in args])
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else 1
+            out, err = capsys.readouterr()
         return CliResult(code, out, err)
 
     return run

@@ -75,22 +75,6 @@ def test_kg_run_gives_every_symlink_a_row_and_follows_only_those_inside_the_inbo
     assert "every document is up to date" in _kg_run(tmp_path, inbox, db)
 
 
-@pytest.mark.process
-def test_kg_run_does_not_redo_an_unchanged_over_limit_file(tmp_path):
-    inbox = tmp_path / "inbox"
-    inbox.mkdir()
-    (inbox / "note.md").write_text("# Note\n\nGrace Hopper joined the Harvard Computation Lab.\n")
-    (inbox / "big.txt").write_text("Grace Hopper " * 1000)
-    db = tmp_path / "warehouse.duckdb"
-    first = _kg_run(tmp_path, inbox, db, KG_MAX_DOCUMENT_BYTES="2000")
-    assert "big.txt: document is 13,000 bytes, over the 2,000-byte limit" in first
-    second = _kg_run(tmp_path, inbox, db, KG_MAX_DOCUMENT_BYTES="2000")
-    assert "every document is up to date" in second, second
-    (inbox / "big.txt").write_text("Grace Hopper " * 1001)
-    third = _kg_run(tmp_path, inbox, db, KG_MAX_DOCUMENT_BYTES="2000")
-    assert "1 changed" in third and "(1 document)" in third
-
-
 def test_the_sensor_survives_symlinks_and_their_run_records_each_one(project):
     shutil.rmtree(project.inbox)
     _symlinked_inbox(project.inbox.parent)

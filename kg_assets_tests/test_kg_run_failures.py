@@ -1,6 +1,6 @@
 """`kg run` when things go wrong, as real processes on a real instance: killed runs (SIGKILL of the process
-group) do not wedge later ones, a run waits for a pool visibly, failed chunks are reported with their own exit
-code."""
+group) do not wedge later ones, a run waits for a pool visibly and stops on Ctrl-C, credentials are never
+printed or stored. What a run reports and its exit codes are in test_kg_run_report.py, in process."""
 
 import os
 import shutil
@@ -160,32 +160,6 @@ def test_a_run_waiting_for_a_pool_says_so_sleeps_stops_on_ctrl_c_and_goes_on_onc
     finally:
         holder.kill()
         holder.wait()
-
-
-def test_failed_chunks_are_listed_and_exit_3_unless_allowed(home):
-    # Enough good documents that one failed chunk stays under the extraction_health threshold (20%).
-    for i, city in enumerate(["Boston", "Pittsburgh", "Boston", "Pittsburgh", "Boston"]):
-        (home.parent / "inbox" / f"note{i}.md").write_text(f"# Note {i}\n\nSarah Chen met Marcus Webb in {city}.\n")
-    normal = extraction_responder()
-    with FakeOpenAIServer(lambda r: Reply.server_error() if "Northwind" in r["messages"][-1]["content"] else normal(r)) as server:
-        env = {"OPENAI_BASE_URL": server.base_url, "KG_LLM_MAX_RETRIES": "0"}
-        # --no-marts until the last run: the marts play no part in a failed chunk (test_cli runs them in `kg run`)
-        first = _kg_run(home, "--no-marts", **env)
-        assert first.returncode == 3, first.stdout[-3000:] + first.stderr[-3000:]
-        assert "kg run finished with 1 failed chunk in " in first.stdout
-        assert "failed chunks             1  (in 1 document)" in first.stdout
-        assert "hiring.md chunk 0: pass 0: InternalServerError" in first.stdout
-        # the same failed chunk over a stricter extraction_health: the failed check wins, and says why
-        strict = _kg_run(home, "--no-marts", KG_MAX_FAILED_CHUNK_SHARE="0.05", **env)
-        assert strict.returncode == 1, strict.stdout[-3000:]
-        assert "kg run finished with 1 failed check and 1 failed chunk in " in strict.stdout
-        assert ("FAILED entity_mentions:extraction_health: 1 of 7 chunks failed extraction (14%, at most 5% allowed "
-                "by KG_MAX_FAILED_CHUNK_SHARE)") in strict.stdout, strict.stdout[-3000:]
-        allowed = _kg_run(home, "--no-marts", "--allow-failed-chunks", **env)
-        assert allowed.returncode == 0 and "failed chunks             1" in allowed.stdout, allowed.stdout[-3000:]
-        server.set_responder(normal)
-        fixed = _kg_run(home, **env)
-        assert fixed.returncode == 0 and "failed chunks             0" in fixed.stdout, fixed.stdout[-3000:]
 
 
 def test_credentials_in_the_base_url_and_the_api_key_are_never_printed_or_stored(home):
