@@ -441,3 +441,16 @@ def test_an_untyped_first_word_of_a_name_joins_the_person_its_document_names():
                           ("d2", "Wen Ho Lee", P), ("d2", "Wen", X)))
     assert same(c, ("Xi", X), ("Xi Jinping", P))
     assert not same(c, ("Wen", X), ("Wen Jiabao", P)) and not same(c, ("Wen", X), ("Wen Ho Lee", P))
+
+
+def test_a_common_word_that_opens_a_sentence_is_no_part_of_the_name_after_it():
+    # heuristic-12: capitalised by its place only (the chunk writes it in lower case), before a name in its own right
+    names = heuristic_names("Former Brakstad chief Lena Vos spoke. The former chief met Ostrava Mills staff. "
+                            "Reporters called Brakstad. Understanding Ostrava Mills takes time; understanding it is hard. "
+                            "New Mexico sued Mexico over new rules. Al Qaeda and al Shabaab are banned; Qaeda is a word. "
+                            "Tough Vellmar Group rivals wept. Vellmar Group lost, a tough day.")
+    assert {"Brakstad", "Ostrava Mills", "New Mexico", "Mexico", "Al Qaeda"} <= set(names), names
+    assert not {"Former Brakstad", "Understanding Ostrava Mills", "Tough Vellmar Group"} & set(names), names
+    # the whole is kept where the text writes it inside a sentence, though "golden" is lower case and "Harbor" a name
+    names = heuristic_names("Golden Harbor wins. The golden hour came, and Golden Harbor was busy near Harbor.")
+    assert names.count("Golden Harbor") == 2, names

@@ -15,6 +15,7 @@ from kg_assets.extractors.heuristic.attributes import AttributeReader
 from kg_assets.extractors.heuristic.chat_turns import CONF_SPEAKER, read_chat, speaker_names, speaker_spans
 from kg_assets.extractors.heuristic.headlines import names_in_headlines
 from kg_assets.extractors.heuristic.leading_verbs import without_leading_verbs
+from kg_assets.extractors.heuristic.leading_words import without_leading_common_words
 from kg_assets.extractors.heuristic.lexicon import BUILTIN_GAZETTEER, word_key
 from kg_assets.extractors.heuristic.mentions import MentionFinder
 from kg_assets.extractors.heuristic.name_pairs import without_name_pairs
@@ -49,8 +50,10 @@ class HeuristicExtractor:
     # Title-Case line ("## Northwind Responds"), a quantity before "of" opens no name ("Two of QDL"), the row
     # builder makes no row for an office of two or three words ("Chief Technology Officer", "Research Engineer");
     # 10: a title in quotes is one name ("Away from Her": `quoted_titles`), a hyphenated pair of names before a
-    # noun is none ("Japan-Russia talks": `name_pairs`)
-    code_version = "heuristic-11"
+    # noun is none ("Japan-Russia talks": `name_pairs`); 11: a verb acts on its own object, a version makes a
+    # technology, a lone given name after the full name; 12: a common word that opens a sentence is no part of the
+    # name after it ("Former CIA", "Understanding Islam": `leading_words`)
+    code_version = "heuristic-12"
 
     def __init__(
         self,
@@ -110,6 +113,7 @@ class HeuristicExtractor:
 
         mentions = without_leading_verbs(text, [MentionRecord(sp.name, sp.etype, sentence_text(sp.sent), sp.conf,
                                                               sp.start, sp.end) for sp in spans])
+        mentions = without_leading_common_words(text, mentions, self._gazetteer)  # "Stable Libya ..." names Libya
         mentions = names_in_headlines(text, mentions)  # "Netherlands Opens Up Labor Market" is "Netherlands"
         mentions = with_inner_the(text, mentions)  # "in The Hague"
         mentions = without_name_pairs(text, mentions, self._gazetteer)  # the "Japan-Russia" of "Japan-Russia talks"

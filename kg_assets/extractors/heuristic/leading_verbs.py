@@ -27,7 +27,7 @@ _WORD = re.compile(r"\S+")
 _BULLET = re.compile(r"^[\s\-*•>#]*(?:\d+[.)])?\s*$")
 
 
-def _starts_sentence(text: str, start: int) -> bool:
+def starts_sentence(text: str, start: int) -> bool:
     """Nothing but a bullet before the mention on its line, or the end of a sentence just before it."""
     before = text[text.rfind("\n", 0, start) + 1:start]
     return bool(_BULLET.match(before)) or before.rstrip(" \t").endswith((".", "!", "?", ":", ";")) and before[-1:].isspace()
@@ -50,12 +50,12 @@ def without_leading_verbs(text: str, mentions: list[MentionRecord]) -> list[Ment
             out.append(replace(m, name=""))
             continue
         if (len(words) > 2 and words[0].casefold() in QUANTITIES and words[1] == "of" and m.char_start is not None
-                and _starts_sentence(text, m.char_start)):
+                and starts_sentence(text, m.char_start)):
             rest = m.name[m.name.index(" of ") + 4:].lstrip()
             start = m.char_start + (len(m.name) - len(rest))
             out.append(replace(m, name=rest, char_start=start))
             continue
-        if m.char_start is None or not words or not _is_verb(words[0]) or not _starts_sentence(text, m.char_start):
+        if m.char_start is None or not words or not _is_verb(words[0]) or not starts_sentence(text, m.char_start):
             out.append(m)
             continue
         rest = m.name[len(words[0]):].lstrip()
