@@ -57,7 +57,6 @@ def run_command(args: argparse.Namespace) -> int:
     from kg_assets.commands.recovery import job_pools, process_tags, wait_for_pools
     from kg_assets.core.files.inbox import InboxMissing
     from kg_assets.core.planning import PlanError
-    from kg_assets.defs.partitions import CONSOLIDATION_ASSETS, PARTITIONED_ASSETS
     from kg_assets.defs.planner import add_days, current_plan, marts_are_current, run_spec, today_utc
     from kg_assets.extractors.factory import build_extractor
     from kg_assets.storage.warehouse import Warehouse
@@ -86,15 +85,10 @@ def run_command(args: argparse.Namespace) -> int:
         if warehouse.exists():
             print_summary(warehouse, None)
         return 0
-    spec = run_spec(plan, instance, warehouse)
-    if args.partitions_only:
-        if not plan.days:
-            print("kg run: every document is up to date; --partitions-only leaves consolidation to a later kg run")
-            return 0
-        spec = dataclasses.replace(spec, asset_selection=[dg.AssetKey(a) for a in PARTITIONED_ASSETS], builds_marts=False)
-    if args.no_marts and spec.builds_marts:
-        keep = (*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS) if plan.days else CONSOLIDATION_ASSETS
-        spec = dataclasses.replace(spec, asset_selection=[dg.AssetKey(a) for a in keep], builds_marts=False)
+    if args.partitions_only and not plan.days:
+        print("kg run: every document is up to date; --partitions-only leaves consolidation to a later kg run")
+        return 0
+    spec = _narrowed(run_spec(plan, instance, warehouse), plan, args)
     add_days(instance, spec.missing_days)
     if plan.days:
         count = 0 if plan.documents is None else len(plan.documents)
@@ -122,19 +116,38 @@ def run_command(args: argparse.Namespace) -> int:
         asset_selection=spec.asset_selection,
         run_config={**spec.run_config, "loggers": {"console": {"config": {"log_level": args.log_level}}}},
     )
+    return _report(result, warehouse, time.perf_counter() - started, args.allow_failed_chunks)
+
+
+def _narrowed(spec, plan, args: argparse.Namespace):
+    """The planned run with what --partitions-only and --no-marts leave out taken out of its selection."""
+    import dagster as dg
+
+    from kg_assets.defs.partitions import CONSOLIDATION_ASSETS, PARTITIONED_ASSETS
+
+    if args.partitions_only:
+        return dataclasses.replace(spec, asset_selection=[dg.AssetKey(a) for a in PARTITIONED_ASSETS], builds_marts=False)
+    if args.no_marts and spec.builds_marts:
+        keep = (*PARTITIONED_ASSETS, *CONSOLIDATION_ASSETS) if plan.days else CONSOLIDATION_ASSETS
+        return dataclasses.replace(spec, asset_selection=[dg.AssetKey(a) for a in keep], builds_marts=False)
+    return spec
+
+
+def _report(result, warehouse, seconds: float, allow_failed_chunks: bool) -> int:
+    """The run's headline, summary, failed chunks and checks, and the exit code they make."""
     if not warehouse.exists():
-        print(f"\nkg run FAILED in {time.perf_counter() - started:.1f}s (run {result.run_id})")
+        print(f"\nkg run FAILED in {seconds:.1f}s (run {result.run_id})")
         print("  the run wrote no warehouse", file=sys.stderr)
         return 1
     checks = result.get_asset_check_evaluations()
     failing = [c for c in checks if not c.passed]
     failed = warehouse.failed_chunks()
     print(f"\nkg run {run_report.headline(result.success, len(failing), failed.height)} in "
-          f"{time.perf_counter() - started:.1f}s (run {result.run_id}); warehouse {warehouse.path}")
+          f"{seconds:.1f}s (run {result.run_id}); warehouse {warehouse.path}")
     print_summary(warehouse, result.run_id)
     run_report.print_failed_chunks(failed)
     run_report.print_checks(checks)
-    return run_report.exit_code(result.success, len(failing), failed.height, args.allow_failed_chunks)
+    return run_report.exit_code(result.success, len(failing), failed.height, allow_failed_chunks)
 
 
 def plan_tags(plan, args: argparse.Namespace) -> dict[str, str]:
