@@ -57,6 +57,14 @@ def test_each_day_carries_its_own_numbers_and_row_counts_are_the_tables(built):
     assert project.warehouse.row_count("graph_nodes") != project.warehouse.row_count("graph_edges")
     preview = events[("graph_edges", None)]["preview"].value
     assert "Top entities by degree" in preview and "RELATED_TO" in preview and "Sample edges" in preview
+    # ranked and counted in SQL: the heaviest current edge is the first sample, every current type is counted
+    heaviest = project.sql("""SELECT s.label AS source, e.relation_type FROM kg.graph_edges e
+                              JOIN kg.graph_nodes s ON s.node_id = e.source_id AND s.valid_until IS NULL
+                              WHERE e.valid_until IS NULL ORDER BY e.weight DESC, e.edge_id LIMIT 1""")
+    first_sample = preview.split("### Sample edges and their evidence", 1)[1].strip().splitlines()[2]
+    assert first_sample.startswith(f"| {heaviest['source'][0]} | {heaviest['relation_type'][0]} |"), first_sample
+    types = project.sql("SELECT count(DISTINCT relation_type) AS n FROM kg.graph_edges WHERE valid_until IS NULL")["n"][0]
+    assert f"### Relation types ({types:,})" in preview
     assert "| document_id | source_type |" in events[("documents", today)]["sample"].value
     # The most connected core, drawn and embedded: an SVG whose labels are the top entities.
     import base64

@@ -131,7 +131,6 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     node_stats = store.rebuild("graph_nodes", nodes_of)
     context.log.info(f"graph: {node_stats['current']:,} nodes, {edge_stats['current']:,} edges "
                      f"({node_stats['rebuilt_keys']:,} and {edge_stats['rebuilt_keys']:,} rebuilt)")
-    nodes, edges = wh.current_rows("graph_nodes"), wh.current_rows("graph_edges")
     yield dg.MaterializeResult(asset_key="graph_edges", data_version=content_version(wh, "graph_edges"), metadata={
         "dagster/row_count": edge_stats["current"], "rebuilt_keys": edge_stats["rebuilt_keys"],
         "closed": edge_stats["closed"], "rows_written": edge_stats["written"],
@@ -141,11 +140,11 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         "unknown_as_related_to": schema_counts["unknown_as_related_to"],
         "relations_dropped_by_schema": schema_counts["dropped"],
         "unknown_relation_types": dg.MetadataValue.json(schema_counts["unknown_types"]),
-        "preview": graph_preview(nodes, edges, wh)})
+        "preview": graph_preview(wh)})
     yield dg.MaterializeResult(asset_key="graph_nodes", data_version=content_version(wh, "graph_nodes"), metadata={
         "dagster/row_count": node_stats["current"], "rebuilt_keys": node_stats["rebuilt_keys"],
         "closed": node_stats["closed"], "rows_written": node_stats["written"],
-        "preview": dg.MetadataValue.md(top_entities(nodes)), **core_picture(wh, nodes, edges)})
+        "preview": dg.MetadataValue.md(top_entities(wh)), **core_picture(wh)})
 
 
 def message_times(observations: pl.DataFrame, wh) -> pl.DataFrame:

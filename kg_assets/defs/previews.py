@@ -18,22 +18,16 @@ SAMPLE_EDGES = 8
 EVIDENCE_CHARS = 160
 
 
-def top_entities(nodes: pl.DataFrame) -> str:
-    top = nodes.sort(["degree", "mention_count", "label"], descending=[True, True, False]).head(TOP_ENTITIES)
+def top_entities(warehouse: Warehouse) -> str:
+    top = warehouse.most_connected_nodes(TOP_ENTITIES)
     return "### Top entities by degree\n\n" + _md(top.select("label", "entity_type", "degree", "mention_count"))
 
 
-def graph_preview(nodes: pl.DataFrame, edges: pl.DataFrame, warehouse: Warehouse) -> dg.MetadataValue:
-    """Top entities by degree, relation types with counts, and sample edges beside the chunk text they came from."""
-    types = edges.group_by("relation_type").agg(edges=pl.len(), weight=pl.col("weight").sum()).sort(
-        ["edges", "relation_type"], descending=[True, False])
-    label = nodes.select("node_id", "label")
-    sample = (
-        edges.sort(["weight", "edge_id"], descending=[True, False]).head(SAMPLE_EDGES)
-        .join(label.rename({"node_id": "source_id", "label": "source"}), on="source_id", how="left")
-        .join(label.rename({"node_id": "target_id", "label": "target"}), on="target_id", how="left")
-        .with_columns(chunk_id=pl.col("source_chunk_ids").list.first())
-    )
+def graph_preview(warehouse: Warehouse) -> dg.MetadataValue:
+    """Top entities by degree, relation types with counts, and sample edges beside the chunk text they came from
+    (each read ranked and cut in SQL: the preview costs the same for a graph of any size)."""
+    types = warehouse.edge_type_counts()
+    sample = warehouse.heaviest_edges(SAMPLE_EDGES)
     evidence = warehouse.chunk_texts(sample["chunk_id"].drop_nulls().to_list()) if sample.height else None
     if evidence is not None:
         sample = sample.join(evidence, on="chunk_id", how="left").with_columns(
@@ -41,7 +35,7 @@ def graph_preview(nodes: pl.DataFrame, edges: pl.DataFrame, warehouse: Warehouse
     else:
         sample = sample.with_columns(evidence=pl.lit(None, pl.String), document_id=pl.lit(None, pl.String))
     others = types.height - TOP_RELATION_TYPES
-    lines = [top_entities(nodes),
+    lines = [top_entities(warehouse),
              f"### Relation types ({types.height:,})", _md(types.head(TOP_RELATION_TYPES))
              + (f"\n\n… and {others:,} more types" if others > 0 else ""),
              "### Sample edges and their evidence",
@@ -55,8 +49,7 @@ INLINE_MARKDOWN_CHARS = 1000
 INLINE_MAX_NODES = 12
 
 
-def core_picture(warehouse: Warehouse, nodes: pl.DataFrame, edges: pl.DataFrame,
-                 top: int = 25) -> dict[str, dg.MetadataValue]:
+def core_picture(warehouse: Warehouse, top: int = 25) -> dict[str, dg.MetadataValue]:
     """The graph on the asset page: `graph_picture`, a small drawing of the most connected entities short
     enough for the UI to show in place; `core_picture`, the full picture `kg picture` draws of the `top`
     (opened from its row); and `core_picture_path`, that picture's file beside the warehouse."""
@@ -64,21 +57,17 @@ def core_picture(warehouse: Warehouse, nodes: pl.DataFrame, edges: pl.DataFrame,
 
     path = render_core(warehouse, warehouse.folder / "pictures" / "graph_core.svg", top=top)
     encoded = base64.b64encode(path.read_bytes()).decode()
-    return {"graph_picture": inline_core(nodes, edges),
+    return {"graph_picture": inline_core(warehouse),
             "core_picture": dg.MetadataValue.md(f"![The {top} most connected entities](data:image/svg+xml;base64,{encoded})"),
             "core_picture_path": dg.MetadataValue.path(str(path))}
 
 
-def inline_core(nodes: pl.DataFrame, edges: pl.DataFrame, label_chars: int = 14) -> dg.MetadataValue:
+def inline_core(warehouse: Warehouse, label_chars: int = 14) -> dg.MetadataValue:
     """The most connected current entities on a circle with the edges between them, as a Markdown image the
     UI shows in place: as many entities as keep it under INLINE_MARKDOWN_CHARS."""
-    current = nodes.filter(pl.col("valid_until").is_null()) if "valid_until" in nodes.columns else nodes
-    ranked = (current.sort(["degree", "mention_count", "label"], descending=[True, True, False])
-              .select("node_id", "label").head(INLINE_MAX_NODES))
-    shown = ranked["node_id"].implode()
+    ranked = warehouse.most_connected_nodes(INLINE_MAX_NODES).select("node_id", "label")
     # only the edges among the nodes it may show: a large graph has hundreds of thousands
-    pairs = set(edges.filter(pl.col("source_id").is_in(shown) & pl.col("target_id").is_in(shown))
-                .select("source_id", "target_id").iter_rows())
+    pairs = set(warehouse.edges_among(ranked["node_id"].to_list()).iter_rows())
     best = dg.MetadataValue.md("no entities yet")
     for count in range(1, ranked.height + 1):
         markdown = _circle_markdown(ranked.head(count).rows(), pairs, label_chars)

@@ -18,7 +18,7 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
-from kg_assets.storage.reads import Keys
+from kg_assets.storage.reads import MOST_CONNECTED_NODES, Keys
 from kg_assets.storage.reads import fetch_frame as _frame
 from kg_assets.storage.warehouse import SCHEMA, Warehouse
 
@@ -310,10 +310,7 @@ class GraphReads:
             {"ids": Keys(node_ids)})
 
     def most_connected_nodes(self, limit: int) -> pl.DataFrame:
-        return _frame(self.con, f"""
-            SELECT node_id, label, entity_type, degree, mention_count FROM {SCHEMA}.graph_nodes
-            WHERE valid_until IS NULL ORDER BY degree DESC, mention_count DESC, node_id LIMIT $limit""",
-            {"limit": limit})
+        return _frame(self.con, MOST_CONNECTED_NODES, {"limit": int(limit)})
 
     # ---- context -------------------------------------------------------------------------------
     def span_matches(self, spans: pl.DataFrame) -> pl.DataFrame:

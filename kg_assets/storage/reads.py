@@ -59,6 +59,12 @@ def execute(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> 
         con.execute(sql, bound or [])
 
 
+# node_id, label, entity_type, degree and mention_count of the `$limit` current nodes of highest degree (then
+# most mentions, then id): the UI's previews and `kg picture`'s core
+MOST_CONNECTED_NODES = f"""SELECT node_id, label, entity_type, degree, mention_count FROM {SCHEMA}.graph_nodes
+    WHERE valid_until IS NULL ORDER BY degree DESC, mention_count DESC, node_id LIMIT $limit"""
+
+
 def _current(table: str) -> str:
     return "valid_until IS NULL" if "valid_until" in schemas.TABLES[table] else "true"
 
@@ -176,9 +182,30 @@ class WarehouseReads:
         """relation_type and rows of every local relation type (what the relation schema is applied to)."""
         return self._read(f"SELECT relation_type, count(*) AS rows FROM {SCHEMA}.local_relations GROUP BY ALL")
 
-    def current_rows(self, table: str, columns: Sequence[str] = ()) -> pl.DataFrame:
-        """The current rows of a versioned table (every row of another)."""
-        return self._rows(table, columns, current_only=True)
+    # ---- what the UI shows of the graph: a few rows, ranked in SQL (the graph itself stays in the file) ----
+    def most_connected_nodes(self, limit: int) -> pl.DataFrame:
+        return self._read(MOST_CONNECTED_NODES, {"limit": int(limit)})
+
+    def edge_type_counts(self) -> pl.DataFrame:
+        """relation_type, edges and weight (summed) of the current edges, most edges first."""
+        return self._read(f"""SELECT relation_type, count(*) AS edges, sum(weight) AS weight FROM {SCHEMA}.graph_edges
+                              WHERE valid_until IS NULL GROUP BY relation_type ORDER BY edges DESC, relation_type""")
+
+    def heaviest_edges(self, limit: int) -> pl.DataFrame:
+        """source, relation_type, target (labels), weight and chunk_id (the first source chunk) of the `limit`
+        current edges of highest weight (then edge_id)."""
+        return self._read(f"""
+            WITH nodes AS (SELECT node_id, label FROM {SCHEMA}.graph_nodes WHERE valid_until IS NULL)
+            SELECT s.label AS source, e.relation_type, t.label AS target, e.weight, e.source_chunk_ids[1] AS chunk_id
+            FROM {SCHEMA}.graph_edges e LEFT JOIN nodes s ON s.node_id = e.source_id
+                 LEFT JOIN nodes t ON t.node_id = e.target_id
+            WHERE e.valid_until IS NULL ORDER BY e.weight DESC, e.edge_id LIMIT $n""", {"n": int(limit)})
+
+    def edges_among(self, node_ids: Sequence[str]) -> pl.DataFrame:
+        """source_id and target_id of the current edges with both ends among `node_ids`."""
+        return self._read(f"""SELECT source_id, target_id FROM {SCHEMA}.graph_edges WHERE valid_until IS NULL
+                              AND source_id IN (SELECT v FROM _ids) AND target_id IN (SELECT v FROM _ids)""",
+                          {"ids": Keys(node_ids)})
 
     def entity_summaries(self) -> pl.DataFrame:
         return self._rows("entity_summaries")
