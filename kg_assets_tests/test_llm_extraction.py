@@ -238,9 +238,11 @@ def test_cancelling_a_run_stops_llm_calls_writes_nothing_and_the_rerun_pays_only
     assert proc.returncode != 0, output[-2000:]
     for table in ("entity_mentions", "local_relations", "chunk_extractions", "attribute_observations"):
         assert project.sql(f"SELECT count(*) AS n FROM kg.{table}")["n"][0] == 0, f"half-written {table}"
+    answered = project.server.calls - project.server.in_flight  # the process is gone: no answer arrives after this
     with LLMCache(Path(project.warehouse.path).with_name("llm_cache.sqlite")) as cache:
         cached = cache.unexported_calls().filter(pl.col("status") == "ok").height
-    assert cached == paid_before_cancel, "every answer that arrived before the cancel is kept"
+    # every answer that arrived before the cancel is kept (answers can still land between the count and the signal)
+    assert paid_before_cancel <= cached <= answered, (paid_before_cancel, cached, answered)
 
     project.server.set_responder(normal)
     calls_before_rerun = project.server.calls
