@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from pathlib import Path
 
 import dagster as dg
 import polars as pl

@@ -27,13 +27,11 @@ import openai
 import openai.resources.chat  # noqa: F401  the SDK would import it at the first request (~0.5 s, stalling the loop)
 import polars as pl
 from aiolimiter import AsyncLimiter
-from pydantic import ConfigDict
 
 from kg_assets.core import schemas
 from kg_assets.core.extraction.figures import FIGURE_PROMPT_VERSION, add_figure_node, figure_messages
 from kg_assets.core.extraction.prompts import (
     PROMPT_VERSION,
-    ExtractionOut,
     build_gleaning_messages,
     build_messages,
     count_message_tokens,
@@ -55,6 +53,8 @@ from kg_assets.core.files.pdf_figures import Figure, pdf_figures
 from kg_assets.core.normalize import stable_hash
 from kg_assets.core.tokens import count_tokens
 from kg_assets.extractors.base import settings_digest
+from kg_assets.extractors.llm.client import Client, ExtractionTool, ToolRequest, explained_timeout
+from kg_assets.extractors.llm.order import by_document, round_robin
 from kg_assets.extractors.llm.progress import PROGRESS_EVERY_CHUNKS, PROGRESS_EVERY_S, progress_message
 from kg_assets.extractors.llm.answers import (
     ParseFailure,
@@ -71,55 +71,6 @@ from kg_assets.settings import LLMSettings
 # and "frames" (the result frames, after the requests).
 StageTimer = Callable[[str], AbstractContextManager[object]]
 _UNTIMED = nullcontext()
-
-
-class ExtractionTool(ExtractionOut, instructor.OpenAISchema):
-    """Entities, relations and attribute facts of one text."""
-
-    # instructor wraps a plain model in a new class on every call, so its schema cache never hits and each
-    # request rebuilds the JSON schema (~3 ms of CPU); a model that already is an OpenAISchema is used as is.
-    model_config = ConfigDict(title=ExtractionOut.__name__)  # the tool the model sees keeps its name
-
-
-try:  # the HTTP library's timeouts, as the openai client catches them
-    from openai._httpx2 import timeout_exceptions as _timeout_exceptions
-
-    _TIMEOUTS: tuple[type[BaseException], ...] = _timeout_exceptions()
-except ImportError:  # other openai versions use httpx itself
-    import httpx
-
-    _TIMEOUTS = (httpx.TimeoutException,)
-
-
-class _Client(openai.AsyncOpenAI):
-    """The openai client, except that a request that timed out is never sent again.
-
-    The client's own retries (429, 5xx, dropped connections, with backoff and Retry-After) still apply, but
-    a timeout means the model takes longer than KG_LLM_TIMEOUT_S; a server that is still computing the
-    answer (a local llama.cpp, Ollama or vLLM keeps going after the client gave up) would get the same
-    request again behind it, and the retry would time out too. The chunk fails, naming the setting to raise,
-    and the next run asks again. (An OpenAIError raised here is passed on by the client without a retry.)"""
-
-    async def _send_request(self, request, **kwargs):
-        try:
-            return await super()._send_request(request, **kwargs)
-        except _TIMEOUTS as exc:
-            error = openai.APITimeoutError(request=request)
-            error.attempts = int(request.headers.get("x-stainless-retry-count") or 0) + 1
-            raise error from exc
-
-
-@dataclass(frozen=True)
-class ToolRequest:
-    """A request answered by an instructor tool other than entity extraction (user facts): how it is keyed
-    in the cache (`params` with the prompt version) and logged (`output_format`, `prompt_version`)."""
-
-    response_model: type[instructor.OpenAISchema]
-    output_format: str
-    prompt_version: str
-
-    def params(self, settings: LLMSettings) -> dict[str, object]:
-        return {**settings.params, "format": self.output_format, "prompt_version": self.prompt_version}
 
 
 @dataclass
@@ -212,7 +163,7 @@ class LLMExtractor:
 
     async def _session(self, work, items, cache: LLMCache):
         s = self.settings
-        self._client = _Client(
+        self._client = Client(
             base_url=s.base_url, api_key=s.api_key or "not-needed", timeout=s.timeout_s, max_retries=s.max_retries
         )
         self._structured = None
@@ -262,7 +213,7 @@ class LLMExtractor:
         replayed from the cache in order; past the first request the cache lacks, the document's later
         requests are unknown, hence not cached."""
         s, answered = self.settings, [False] * len(rows)
-        for positions in _by_document(list(range(len(rows))), lambda i: rows[i]):
+        for positions in by_document(list(range(len(rows))), lambda i: rows[i]):
             memory = WorkingMemory(s.working_memory_tokens)
             for i in positions:
                 memory.enter(rows[i].get("section_path"))
@@ -318,7 +269,7 @@ class LLMExtractor:
         documents' requests. Without it, the chunks are queued round-robin across documents.
         """
         done, total, started = 0, len(states), time.monotonic()
-        documents = _by_document(states, lambda state: state.row)
+        documents = by_document(states, lambda state: state.row)
 
         def report() -> None:
             if self.progress:
@@ -353,7 +304,7 @@ class LLMExtractor:
                 if self.settings.working_memory_tokens:
                     await asyncio.gather(*(document_in_order(chunks) for chunks in documents))
                 else:
-                    await asyncio.gather(*(alone(state) for state in _round_robin(documents)))
+                    await asyncio.gather(*(alone(state) for state in round_robin(documents)))
         finally:
             ticker.cancel()
         return states
@@ -512,7 +463,7 @@ class LLMExtractor:
                 content, usage, finish, stopped = await self._send(messages, call, structured, response_model, model,
                                                                    max_tokens)
             except openai.APITimeoutError as exc:
-                raise _explained_timeout(exc, s.timeout_s)  # the same error, its message explained
+                raise explained_timeout(exc, s.timeout_s)  # the same error, its message explained
             finally:
                 call["latency_ms"] = (time.perf_counter() - started) * 1000
         if stopped or usage is None:
@@ -590,32 +541,6 @@ def _row_names(records: tuple[Sequence[MentionRecord], ...], row: dict) -> list[
     """(name, type) of the entities one chunk's records make rows of: all the model is shown of its answers
     (working memory, gleaning), so a name the sanitizer or the row builder dropped is never suggested again."""
     return row_names(ChunkRecords(row["chunk_id"], row["document_id"], mentions=list(records[0])))
-
-
-def _by_document(items: Sequence, row_of: Callable[[object], dict]) -> list[list]:
-    """Items grouped by their row's document (first-seen order), each group in chunk order."""
-    groups: dict[str, list] = {}
-    for item in items:
-        groups.setdefault(row_of(item)["document_id"], []).append(item)
-    return [sorted(group, key=lambda item: row_of(item).get("chunk_index") or 0) for group in groups.values()]
-
-
-def _round_robin(groups: Sequence[Sequence]) -> list:
-    """The first item of every group, then the second of every group, and so on."""
-    order = []
-    for rank in range(max((len(g) for g in groups), default=0)):
-        order.extend(group[rank] for group in groups if rank < len(group))
-    return order
-
-
-def _explained_timeout(exc: openai.APITimeoutError, timeout_s: float) -> openai.APITimeoutError:
-    """The timeout error with what it stands for: the setting, the attempts made and what to do."""
-    attempts = getattr(exc, "attempts", 1)
-    message = (f"no answer within KG_LLM_TIMEOUT_S={timeout_s:g} s ({attempts} attempt{'s' * (attempts != 1)}; a "
-               "request that timed out is not resent, the server may still be computing it): raise KG_LLM_TIMEOUT_S "
-               "for a slow or local model (docs/llm.md, local models)")
-    exc.message, exc.args = message, (message,)
-    return exc
 
 
 def _where(row: dict, gleaning_pass: int) -> dict:
