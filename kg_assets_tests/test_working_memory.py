@@ -7,6 +7,7 @@ import pytest
 from kg_assets.core.extraction.working_memory import WorkingMemory, block_tokens, render
 from kg_assets.storage.llm_cache import LLMCache
 from kg_assets.extractors.llm.engine import LLMExtractor
+from kg_assets.extractors.llm.passes import cached_first_passes
 from kg_assets.settings import LLMSettings
 from kg_assets.testing.openai_server import FakeOpenAIServer
 from kg_assets.testing.scripted_llm import chunk_text, extraction_responder
@@ -113,11 +114,11 @@ def test_a_rerun_sends_the_same_prompts_so_every_chunk_is_a_cache_hit(tmp_path):
     assert again.mentions.sort("mention_id").equals(first.mentions.sort("mention_id"))
     engine = LLMExtractor(settings)
     with LLMCache(settings.cache_path) as cache:  # what `kg estimate` counts as already cached
-        assert engine.cached_first_passes(list(chunks.iter_rows(named=True)), cache) == [True, True, True]
+        assert cached_first_passes(engine, list(chunks.iter_rows(named=True)), cache) == [True, True, True]
         changed = chunks.with_columns(pl.when(pl.col("chunk_index") == 1).then(pl.lit("She moved to Porto."))
                                       .otherwise("text").alias("text"))
         # The changed chunk misses, and so does the chunk after it: its memory would come from a new answer.
-        assert engine.cached_first_passes(list(changed.iter_rows(named=True)), cache) == [True, False, False]
+        assert cached_first_passes(engine, list(changed.iter_rows(named=True)), cache) == [True, False, False]
 
 
 @pytest.mark.parametrize("memory_tokens", [200, 0], ids=["working memory", "no working memory"])

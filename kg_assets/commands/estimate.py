@@ -117,6 +117,7 @@ def estimate_command(args: argparse.Namespace) -> int:
     from kg_assets.core.extraction.figures import DESCRIPTION_TOKENS, IMAGE_TOKENS, vision_prompt_tokens
     from kg_assets.core.extraction.prompts import count_message_tokens
     from kg_assets.extractors.factory import build_extractor
+    from kg_assets.extractors.llm.passes import cached_first_passes
     from kg_assets.storage.llm_cache import LLMCache
 
     extractor = settings.extractor.model_copy(update={"engine": "llm", **({"model": args.model} if args.model else {})})
@@ -136,7 +137,7 @@ def estimate_command(args: argparse.Namespace) -> int:
     cached = [False] * len(rows)
     if Path(s.cache_path).exists():
         with LLMCache(s.cache_path) as cache:
-            cached = engine.cached_first_passes(rows, cache)
+            cached = cached_first_passes(engine, rows, cache)
     todo = [i for i in range(len(rows)) if not cached[i]]
     # Working memory adds at most its budget to every request after a document's first chunk.
     first_chunk = {i for i, r in enumerate(rows) if i == 0 or rows[i - 1]["document_id"] != r["document_id"]}

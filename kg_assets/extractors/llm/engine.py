@@ -45,9 +45,8 @@ from kg_assets.core.extraction.rows import (
     ObservationRecord,
     RelationRecord,
     build_rows,
-    row_names,
 )
-from kg_assets.core.extraction.sanitize import row_records, sanitize
+from kg_assets.core.extraction.sanitize import row_records
 from kg_assets.core.extraction.working_memory import WorkingMemory
 from kg_assets.core.files.pdf_figures import Figure, pdf_figures
 from kg_assets.core.normalize import stable_hash
@@ -55,6 +54,7 @@ from kg_assets.core.tokens import count_tokens
 from kg_assets.extractors.base import settings_digest
 from kg_assets.extractors.llm.client import Client, ExtractionTool, ToolRequest, explained_timeout
 from kg_assets.extractors.llm.order import by_document, round_robin
+from kg_assets.extractors.llm.passes import record_keys, sanitized, shown_names
 from kg_assets.extractors.llm.progress import PROGRESS_EVERY_CHUNKS, PROGRESS_EVERY_S, progress_message
 from kg_assets.extractors.llm.answers import (
     ParseFailure,
@@ -206,59 +206,6 @@ class LLMExtractor:
                 "section_path": row.get("section_path"), "headings": row.get("headings") or (),
                 "known_entities": known}
 
-    def cached_first_passes(self, rows: Sequence[dict], cache: LLMCache) -> list[bool]:
-        """Which rows a rerun would answer wholly from the cache: the first request and every gleaning request
-        the rerun would make (the same stopping rules as `_chunk`, on cached answers). With working memory a
-        request depends on the answers to the document's earlier chunks (all their passes), so those are
-        replayed from the cache in order; past the first request the cache lacks, the document's later
-        requests are unknown, hence not cached."""
-        s, answered = self.settings, [False] * len(rows)
-        for positions in by_document(list(range(len(rows))), lambda i: rows[i]):
-            memory = WorkingMemory(s.working_memory_tokens)
-            for i in positions:
-                memory.enter(rows[i].get("section_path"))
-                passes = self._cached_passes(rows[i], memory.known(), cache)
-                if passes is None:
-                    break
-                answered[i] = True
-                if s.working_memory_tokens:
-                    merged = _sanitized(merge_passes([p for _, p in passes]), self)
-                    memory.remember(_row_names(row_records(merged, rows[i]["text"]), rows[i]))
-        return answered
-
-    def _cached_passes(self, row: dict, remembered: Sequence[tuple[str, str]], cache: LLMCache) -> list | None:
-        """The passes `_chunk` would take for this row, each answered from the cache; None when one is missing
-        or does not parse."""
-        s = self.settings
-
-        def cached(messages: list[dict], gleaning_pass: int):
-            hit = cache.get(prompt_hash(messages, s.model, self.chunk_params(row)))
-            return None if hit is None else self._parse(hit["content"], gleaning_pass, False, messages)
-
-        try:
-            first = cached(self.first_pass_messages(row, remembered), 0)
-            if first is None:
-                return None
-            passes = [(0, first)]
-            for gleaning in range(1, s.max_gleanings + 1):
-                if s.gleaning == "auto" and not passes[-1][1].needs_gleaning:
-                    break
-                if passes[-1][1].degenerate:  # `_chunk` never gleans after a loop or an echo
-                    break
-                so_far = _sanitized(merge_passes([p for _, p in passes]), self)
-                found = _row_names(row_records(so_far, row["text"]), row)  # as `_chunk` shows them
-                failed = [line for _, p in passes[-1:] for line in p.bad_lines]
-                known = _record_keys(passes)
-                more = cached(self.gleaning_messages(row, found, failed, remembered), gleaning)
-                if more is None:
-                    return None
-                passes.append((gleaning, more))
-                if more.nothing_missing or _record_keys([(gleaning, more)]) <= known:
-                    break
-        except ParseFailure:
-            return None
-        return passes
-
     # ---- orchestration ---------------------------------------------------------------------
     async def _extract_all(self, states: list[_ChunkState]) -> list[_ChunkState]:
         """Every chunk, fair across documents: requests wait for the semaphore in the order they are made
@@ -291,7 +238,7 @@ class LLMExtractor:
             for state in chunks:
                 memory.enter(state.row.get("section_path"))
                 await self._chunk(state, memory.known())
-                memory.remember(_row_names(state.records, state.row))
+                memory.remember(shown_names(state.records, state.row))
                 finished()
 
         async def alone(state: _ChunkState) -> None:
@@ -339,20 +286,20 @@ class LLMExtractor:
                     break
                 failed = [line for _, p in state.passes[-1:] for line in p.bad_lines]
                 with self._stage("build prompt"):
-                    so_far = _sanitized(merge_passes([p for _, p in state.passes]), self)
-                    found = _row_names(row_records(so_far, row["text"]), row)
+                    so_far = sanitized(merge_passes([p for _, p in state.passes]), self)
+                    found = shown_names(row_records(so_far, row["text"]), row)
                     messages = self.gleaning_messages(row, found, failed, remembered)
-                known = _record_keys(state.passes)
+                known = record_keys(state.passes)
                 more = await self._ask(messages, _where(row, gleaning), self._parser(messages), max_tokens=budget)
                 state.passes.append((gleaning, more))
                 # Stop when the model says nothing is missing, or repeats only what was already found.
-                if more.nothing_missing or _record_keys([(gleaning, more)]) <= known:
+                if more.nothing_missing or record_keys([(gleaning, more)]) <= known:
                     break
         except (openai.APIError, ParseFailure) as exc:
             state.error = f"pass {len(state.passes)}: {type(exc).__name__}: {exc}"[:500]
         # Done here, while other chunks still wait on the model, rather than all at the end.
         with self._stage("sanitize"):
-            state.merged = _sanitized(merge_passes([parsed for _, parsed in state.passes]), self)
+            state.merged = sanitized(merge_passes([parsed for _, parsed in state.passes]), self)
             state.records = row_records(state.merged, state.row["text"])
 
     async def _describe_figure(self, row: dict) -> str:
@@ -476,7 +423,7 @@ class LLMExtractor:
         return content, int(usage.prompt_tokens), int(usage.completion_tokens), finish == "length"
 
     def _parser(self, messages: list[dict]):
-        return lambda content, gleaning_pass, truncated: self._parse(content, gleaning_pass, truncated, messages)
+        return lambda content, gleaning_pass, truncated: self.parse(content, gleaning_pass, truncated, messages)
 
     async def _send(self, messages: list[dict], call: dict, structured: bool,
                     response_model: type[instructor.OpenAISchema], model: str, max_tokens: int):
@@ -505,7 +452,7 @@ class LLMExtractor:
         )
         return completion.choices[0].message.content or "", completion.usage, completion.choices[0].finish_reason, None
 
-    def _parse(self, content: str, gleaning_pass: int, truncated: bool, messages: Sequence[dict] = ()) -> ParsedOutput:
+    def parse(self, content: str, gleaning_pass: int, truncated: bool, messages: Sequence[dict] = ()) -> ParsedOutput:
         return read_extraction_answer(content, gleaning_pass, truncated, messages, self.settings.output_format)
 
     # ---- results -----------------------------------------------------------------------------
@@ -529,31 +476,8 @@ def _noted(call: dict, message: str) -> str:
     return "; ".join(filter(None, [call.get("error"), message]))[:500]
 
 
-def _sanitized(parsed: ParsedOutput, engine: LLMExtractor) -> ParsedOutput:
-    s = engine.settings
-    merged, _ = sanitize(parsed, entity_types=engine.entity_types, unknown_types=s.unknown_types,
-                         orphan_relations=s.orphan_relations, max_entities=s.max_entities,
-                         max_relations=s.max_relations, max_attributes=s.max_attributes)
-    return merged
-
-
-def _row_names(records: tuple[Sequence[MentionRecord], ...], row: dict) -> list[tuple[str, str]]:
-    """(name, type) of the entities one chunk's records make rows of: all the model is shown of its answers
-    (working memory, gleaning), so a name the sanitizer or the row builder dropped is never suggested again."""
-    return row_names(ChunkRecords(row["chunk_id"], row["document_id"], mentions=list(records[0])))
-
-
 def _where(row: dict, gleaning_pass: int) -> dict:
     return {"chunk_id": row["chunk_id"], "document_id": row["document_id"], "gleaning_pass": gleaning_pass}
-
-
-def _record_keys(passes: Sequence[tuple[int, ParsedOutput]]) -> set[tuple]:
-    keys: set[tuple] = set()
-    for _, p in passes:
-        keys.update(("e", e.name.lower(), e.type.upper()) for e in p.entities)
-        keys.update(("r", r.source.lower(), r.target.lower()) for r in p.relations)
-        keys.update(("a", a.entity.lower(), a.key.lower(), a.value.lower()) for a in p.attributes)
-    return keys
 
 
 def _now() -> str:
