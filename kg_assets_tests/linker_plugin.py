@@ -29,6 +29,24 @@ class NoColumnsLinker:
         return pl.DataFrame({"entity": mentions["entity_id"].head(1)})
 
 
+class ColumnsSeenLinker(SameNameLinker):
+    """SameNameLinker that declares the mention columns it reads and keeps those it was given."""
+
+    name = "columns_seen"
+    mention_columns = ("entity_id", "name")
+    seen: list[list[str]] = []
+
+    def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
+        ColumnsSeenLinker.seen.append(mentions.columns)
+        return super().link(mentions, overrides)
+
+
+class UnknownColumnLinker(SameNameLinker):
+    """Declares a mention column that does not exist."""
+
+    mention_columns = ("entity_id", "surname")
+
+
 def make_linker() -> SameNameLinker:
     """A factory, as KG_LINKER may name one instead of a class."""
     return SameNameLinker()

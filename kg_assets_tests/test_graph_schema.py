@@ -42,6 +42,20 @@ def test_a_linker_plugin_links_in_the_pipeline_and_is_named_in_the_metadata(buil
     assert (meta["linker"], meta["linker_version"], meta["linker_setting"]) == ("same_name", "same-name-1", spec)
 
 
+def test_the_linking_step_reads_only_the_mention_columns_a_linker_declares(built):
+    from kg_assets_tests.linker_plugin import ColumnsSeenLinker
+
+    ColumnsSeenLinker.seen.clear()
+    assert _with(built, linker="kg_assets_tests.linker_plugin:ColumnsSeenLinker").execute(asset_selection=LINKING).success
+    assert ColumnsSeenLinker.seen == [["entity_id", "name"]]
+    # a linker that declares none gets every column (test_a_linker_plugin_links_in_the_pipeline...); one that
+    # declares a column the mentions do not have is refused by name
+    result = _with(built, linker="kg_assets_tests.linker_plugin:UnknownColumnLinker").execute(asset_selection=LINKING)
+    assert not result.success
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    assert "reads mention columns that do not exist: surname" in str(failure.step_failure_data.error)
+
+
 def test_the_default_linker_is_the_name_linker_by_name(built):
     assert built.execute(asset_selection=LINKING).success
     meta = _metadata(built, "linked_entities")

@@ -12,7 +12,7 @@ from kg_assets.core.chat import observation_message_times
 from kg_assets.core.consolidate import (EDGE_INPUT_COLUMNS, build_edges, build_entities, build_nodes, summary_candidates,
                                         with_summaries)
 from kg_assets.core.extraction.prompts import build_summary_messages
-from kg_assets.core.linking import apply_redirects, keep_created_at
+from kg_assets.core.linking import apply_redirects, keep_created_at, mention_columns
 from kg_assets.core.planning import frame_digest
 from kg_assets.core.relation_schema import apply_relation_schema
 from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
@@ -37,9 +37,9 @@ link_overrides = dg.AssetSpec(
 
 def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResource, graph: GraphResource):
     wh = warehouse.get()
-    mentions = wh.entity_mentions()
-    overrides = wh.link_overrides()
     linker = graph.build_linker()  # NameLinker, or the KG_LINKER plug-in
+    mentions = wh.entity_mentions(mention_columns(linker))
+    overrides = wh.link_overrides()
     context.log.info(f"linking {mentions.height:,} mentions with {linker.name} {linker.version}")
     redirects = keep_created_at(graph.link(linker, mentions, overrides), wh.redirects())
     mention_rows = mentions.height

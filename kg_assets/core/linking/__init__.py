@@ -6,7 +6,8 @@ non-canonical id points straight at its canonical id (no chains, no cycles, neve
 
 - `clusters`: the `Linker` protocol, the distinct entity ids a linker works on (`entity_nodes`), the
   union-find that turns accepted pairs into resolved redirects (`Clusters`, `resolve_clusters`), and
-  the redirects' use (`apply_redirects`, `keep_created_at`).
+  the redirects' use (`apply_redirects`, `keep_created_at`), the mention columns a linker reads
+  (`mention_columns`).
 - `name_keys`: the folded matching key of a name and the handles under which a long form is found.
 - `name_linker`: `NameLinker`, the rule-based linker the pipeline runs. Pure Polars in and out.
 - `values`: the same equivalences applied to attribute values (`value_classes`), so the attribute
@@ -17,7 +18,7 @@ plugged in later the same way (and may reuse `resolve_clusters` to turn its pair
 baselines it is compared with live with the scoring code, in `kg_assets.evaluation.baselines`.
 """
 
-from kg_assets.core.linking.clusters import Linker, apply_redirects, keep_created_at
+from kg_assets.core.linking.clusters import Linker, apply_redirects, keep_created_at, mention_columns
 from kg_assets.core.linking.name_linker import NameLinker
 
-__all__ = ["Linker", "NameLinker", "apply_redirects", "keep_created_at"]
+__all__ = ["Linker", "NameLinker", "apply_redirects", "keep_created_at", "mention_columns"]

@@ -24,7 +24,10 @@ class Linker(Protocol):
     `link` takes every mention (ENTITY_MENTIONS contract) and the manual decisions of `kg link` (LINK_OVERRIDES
     contract, or None) and returns redirect rows (ENTITY_ALIASES contract: from_id, to_id, method, score,
     evidence), resolved: every non-canonical id points straight at its canonical one, never at itself.
-    `name` and `version` are shown in the linked_entities asset's metadata."""
+    `name` and `version` are shown in the linked_entities asset's metadata. A linker may also say which mention
+    columns it reads (`mention_columns`, a tuple of ENTITY_MENTIONS names): the pipeline then reads only those,
+    which at millions of mentions is most of the step's memory (the descriptions are whole sentences); a
+    linker that does not say gets every column."""
 
     name: str
     version: str
@@ -32,6 +35,15 @@ class Linker(Protocol):
     def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
         """Redirect rows (ENTITY_ALIASES contract) for the given ENTITY_MENTIONS frame."""
         ...
+
+
+def mention_columns(linker: Linker) -> list[str]:
+    """The ENTITY_MENTIONS columns `linker` reads: those it declares, else every one (an empty list)."""
+    declared = getattr(linker, "mention_columns", None)
+    unknown = sorted(set(declared or ()) - set(schemas.ENTITY_MENTIONS))
+    if unknown:
+        raise ValueError(f"linker {linker.name} {linker.version} reads mention columns that do not exist: {', '.join(unknown)}")
+    return list(declared or ())
 
 
 def apply_redirects(frame: pl.DataFrame, redirects: pl.DataFrame, columns: list[str]) -> pl.DataFrame:

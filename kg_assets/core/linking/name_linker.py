@@ -245,6 +245,9 @@ class NameLinker:
     # 12: an untyped lone word of a person's name joins the person its document names ("Xi"), as across documents
     version = "name-rules-12"
 
+    # what `link` reads of the mentions (not their descriptions, offsets or extractor)
+    mention_columns = ("entity_id", "name", "normalized_name", "entity_type", "document_id", "confidence")
+
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
         self.coverage = coverage
