@@ -94,7 +94,7 @@ def summary_requests(settings, engine, cache_path: str) -> tuple[int | None, int
     warehouse = Warehouse.from_settings(settings.warehouse)
     if not warehouse.exists() or settings.extractor.summary_min_fragments <= 0:
         return None, 0, 0
-    mentions = apply_redirects(warehouse.entity_mentions(), warehouse.redirects(), ["entity_id"])
+    mentions = apply_redirects(warehouse.entity_mentions(["entity_id", "description"]), warehouse.redirects(), ["entity_id"])
     if mentions.height == 0:
         return None, 0, 0
     candidates = summary_candidates(mentions, settings.extractor.summary_min_fragments)
