@@ -114,11 +114,8 @@ def estimate_command(args: argparse.Namespace) -> int:
     import polars as pl
 
     from kg_assets.core.chunking import chunk_documents
-    from kg_assets.core.extraction.figures import DESCRIPTION_TOKENS, IMAGE_TOKENS, vision_prompt_tokens
-    from kg_assets.core.extraction.prompts import count_message_tokens
+    from kg_assets.core.extraction.figures import DESCRIPTION_TOKENS, IMAGE_TOKENS
     from kg_assets.extractors.factory import build_extractor
-    from kg_assets.extractors.llm.passes import cached_first_passes
-    from kg_assets.storage.llm_cache import LLMCache
 
     extractor = settings.extractor.model_copy(update={"engine": "llm", **({"model": args.model} if args.model else {})})
     engine = build_extractor(extractor)
@@ -129,6 +126,57 @@ def estimate_command(args: argparse.Namespace) -> int:
     chunks = chunk_documents(docs, settings.ingest.chunking()).join(
         docs.select("document_id", "headings"), on="document_id", how="left")
     rows = list(chunks.iter_rows(named=True))
+    todo, figures, calls, prompt, completion = chunk_requests(engine, rows, chunks["token_count"].to_list(),
+                                                             args.completion_ratio, extractor.describes_images)
+    cost = tuple((p * prompt_price + c * completion_price) / 1e6 for p, c in zip(prompt, completion))
+    failed = docs.filter(pl.col("status") == "error").height
+    if not extractor.entity_extraction_enabled:
+        calls, prompt, completion, cost = (0, 0), (0, 0), (0, 0), (0.0, 0.0)
+    messages, offered, reused, fact_prompt = fact_requests(settings, docs)
+    fact_calls = offered - reused
+    summaries, summaries_cached, summary_prompt = summary_requests(settings, engine, s.cache_path)
+    summary_calls = (summaries or 0) - summaries_cached
+    # Worst case: every request taken (gleaning passes, figures, facts, summaries) and every answer as long as
+    # the completion cap allows.
+    worst_calls = calls[1] + fact_calls + summary_calls
+    worst_prompt = prompt[1] + fact_prompt + summary_prompt
+    worst_completion = worst_calls * s.max_completion_tokens
+    worst_cost = (worst_prompt * prompt_price + worst_completion * completion_price) / 1e6
+    print(f"kg estimate: {s.model} ({s.output_format} format, gleaning {s.gleaning}, {s.max_gleanings} pass(es) at most)")
+    for label, value in [
+        ("documents", f"{docs.height:,} ({failed:,} unreadable)"),
+        ("chunks", f"{len(rows):,} ({len(rows) - len(todo):,} already cached)" if extractor.entity_extraction_enabled
+         else f"{len(rows):,} (entity extraction off: KG_ENTITY_EXTRACTION_ENABLED=false)"),
+        ("LLM calls", f"{calls[0]:,} to {calls[1]:,}"),
+        ("fact calls", f"{fact_calls:,} ({offered:,} of {messages:,} chat messages offered: FACT_EXTRACTION_RATE "
+                       f"{settings.facts.rate}, extractable; {reused:,} already answered)"
+         if settings.facts.enabled else f"off (FACT_EXTRACTION_ENABLED=false; {messages:,} chat messages)"),
+        ("summary calls", _summary_line(settings.extractor.summary_min_fragments, summaries, summaries_cached)),
+        ("figure calls", f"{len(figures):,} to {s.vision_model} (about {IMAGE_TOKENS} prompt tokens per image, "
+                         f"{DESCRIPTION_TOKENS} per description)" if extractor.describes_images else "off (no KG_VISION_MODEL)"),
+        ("prompt tokens", f"{prompt[0]:,} to {prompt[1]:,}"),
+        ("completion tokens", f"~{completion[0]:,} to {completion[1]:,} (estimated at {args.completion_ratio:.2f} x chunk tokens)"),
+        ("working memory", f"at most {s.working_memory_tokens:,} prompt tokens per request after a document's first chunk"
+                           if s.working_memory_tokens else "off"),
+        ("prompt tokens / chunk", f"{prompt[0] / len(todo):,.0f} to {prompt[1] / len(todo):,.0f}" if todo else "0"),
+        ("estimated cost", f"${cost[0]:,.4f} to ${cost[1]:,.4f} at ${prompt_price}/1M prompt, ${completion_price}/1M completion tokens"),
+        ("worst case", f"{worst_calls:,} calls (extraction, facts, summaries), {worst_prompt:,} prompt tokens, "
+                       f"{worst_completion:,} completion tokens (each answer at the {s.max_completion_tokens:,}-token "
+                       f"cap): ${worst_cost:,.4f}"),
+    ]:
+        print(f"  {label:<22} {value}")
+    return 0
+
+
+def chunk_requests(engine, rows: list[dict], chunk_tokens: list[int], completion_ratio: float, describes_images: bool):
+    """What extracting `rows` would send: the rows not answered from the cache (`todo`), the figure rows among
+    them, and (low, high) calls, prompt tokens and completion tokens."""
+    from kg_assets.core.extraction.figures import DESCRIPTION_TOKENS, vision_prompt_tokens
+    from kg_assets.core.extraction.prompts import count_message_tokens
+    from kg_assets.extractors.llm.passes import cached_first_passes
+    from kg_assets.storage.llm_cache import LLMCache
+
+    s = engine.settings
     first = [engine.first_pass_messages(r) for r in rows]
     first_tokens = [count_message_tokens(m) for m in first]
     # A gleaning request repeats the text and lists what was found (about 12 entities per chunk assumed).
@@ -150,60 +198,22 @@ def estimate_command(args: argparse.Namespace) -> int:
     glean = sum(s.max_gleanings * glean_tokens[i] for i in todo)
     remembered = sum(memory[i] * (1 + s.max_gleanings) for i in todo)
     prompt = (first if calls[0] == len(todo) else first + glean, first + glean + remembered)
-    chunk_tokens = chunks["token_count"].to_list()
-    completion_first = int(sum(args.completion_ratio * chunk_tokens[i] for i in todo))
+    completion_first = int(sum(completion_ratio * chunk_tokens[i] for i in todo))
     completion = (completion_first if calls[0] == len(todo) else int(completion_first * (1 + 0.3 * s.max_gleanings)),
                   int(completion_first * (1 + 0.3 * s.max_gleanings)))
     # With a vision model, every figure chunk not cached first gets a description request (one image each).
-    figures = [i for i in todo if rows[i]["kind"] == "figure"] if extractor.describes_images else []
+    figures = [i for i in todo if rows[i]["kind"] == "figure"] if describes_images else []
     vision_prompt = sum(vision_prompt_tokens(rows[i]["text"]) for i in figures)
     calls = (calls[0] + len(figures), calls[1] + len(figures))
     prompt = (prompt[0] + vision_prompt, prompt[1] + vision_prompt)
     completion = tuple(c + DESCRIPTION_TOKENS * len(figures) for c in completion)
-    cost = tuple((p * prompt_price + c * completion_price) / 1e6 for p, c in zip(prompt, completion))
-    failed = docs.filter(pl.col("status") == "error").height
-    if not extractor.entity_extraction_enabled:
-        calls, prompt, completion, cost = (0, 0), (0, 0), (0, 0), (0.0, 0.0)
-    messages, offered, reused, fact_prompt = fact_requests(settings, docs)
-    fact_calls = offered - reused
-    summaries, summaries_cached, summary_prompt = summary_requests(settings, engine, s.cache_path)
-    summary_calls = (summaries or 0) - summaries_cached
-    # Worst case: every request taken (gleaning passes, figures, facts, summaries) and every answer as long as
-    # the completion cap allows.
-    worst_calls = calls[1] + fact_calls + summary_calls
-    worst_prompt = prompt[1] + fact_prompt + summary_prompt
-    worst_completion = worst_calls * s.max_completion_tokens
-    worst_cost = (worst_prompt * prompt_price + worst_completion * completion_price) / 1e6
-    if settings.extractor.summary_min_fragments <= 0:
-        summary_line = "off (KG_SUMMARY_MIN_FRAGMENTS=0)"
-    elif summaries is None:
-        summary_line = (f"unknown before a first extraction: one per entity with at least "
-                        f"{settings.extractor.summary_min_fragments} description fragments")
-    else:
-        summary_line = (f"{summary_calls:,} ({summaries:,} entities with at least "
-                        f"{settings.extractor.summary_min_fragments} description fragments in the warehouse, "
-                        f"{summaries_cached:,} already cached)")
-    print(f"kg estimate: {s.model} ({s.output_format} format, gleaning {s.gleaning}, {s.max_gleanings} pass(es) at most)")
-    for label, value in [
-        ("documents", f"{docs.height:,} ({failed:,} unreadable)"),
-        ("chunks", f"{len(rows):,} ({len(rows) - len(todo):,} already cached)" if extractor.entity_extraction_enabled
-         else f"{len(rows):,} (entity extraction off: KG_ENTITY_EXTRACTION_ENABLED=false)"),
-        ("LLM calls", f"{calls[0]:,} to {calls[1]:,}"),
-        ("fact calls", f"{fact_calls:,} ({offered:,} of {messages:,} chat messages offered: FACT_EXTRACTION_RATE "
-                       f"{settings.facts.rate}, extractable; {reused:,} already answered)"
-         if settings.facts.enabled else f"off (FACT_EXTRACTION_ENABLED=false; {messages:,} chat messages)"),
-        ("summary calls", summary_line),
-        ("figure calls", f"{len(figures):,} to {s.vision_model} (about {IMAGE_TOKENS} prompt tokens per image, "
-                         f"{DESCRIPTION_TOKENS} per description)" if extractor.describes_images else "off (no KG_VISION_MODEL)"),
-        ("prompt tokens", f"{prompt[0]:,} to {prompt[1]:,}"),
-        ("completion tokens", f"~{completion[0]:,} to {completion[1]:,} (estimated at {args.completion_ratio:.2f} x chunk tokens)"),
- ("working memory", f"at most {s.working_memory_tokens:,} prompt tokens per request after a document's first chunk"
-                           if s.working_memory_tokens else "off"),
-        ("prompt tokens / chunk", f"{prompt[0] / len(todo):,.0f} to {prompt[1] / len(todo):,.0f}" if todo else "0"),
-        ("estimated cost", f"${cost[0]:,.4f} to ${cost[1]:,.4f} at ${prompt_price}/1M prompt, ${completion_price}/1M completion tokens"),
-        ("worst case", f"{worst_calls:,} calls (extraction, facts, summaries), {worst_prompt:,} prompt tokens, "
-                       f"{worst_completion:,} completion tokens (each answer at the {s.max_completion_tokens:,}-token "
-                       f"cap): ${worst_cost:,.4f}"),
-    ]:
-        print(f"  {label:<22} {value}")
-    return 0
+    return todo, figures, calls, prompt, completion
+
+
+def _summary_line(min_fragments: int, summaries: int | None, cached: int) -> str:
+    if min_fragments <= 0:
+        return "off (KG_SUMMARY_MIN_FRAGMENTS=0)"
+    if summaries is None:
+        return f"unknown before a first extraction: one per entity with at least {min_fragments} description fragments"
+    return (f"{summaries - cached:,} ({summaries:,} entities with at least {min_fragments} description fragments in the "
+            f"warehouse, {cached:,} already cached)")
