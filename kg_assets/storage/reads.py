@@ -124,15 +124,12 @@ class WarehouseReads:
         return self._read("SELECT current_database() AS name")["name"][0]
 
     def rows_returned(self, queries: dict[str, str]) -> dict[str, int]:
-        """How many rows each query returns, all counted in one read: the dbt marts' data tests as dbt compiled
-        them (a test passes when its query returns none). The queries are the project's own, never user input."""
-        if not queries:
-            return {}
-        names = list(queries)
-        counts = " UNION ALL ".join(f"SELECT $q{i} AS query, count(*) AS n FROM (\n{queries[name]}\n)"
-                                    for i, name in enumerate(names))
-        frame = self._read(counts, {f"q{i}": name for i, name in enumerate(names)})
-        return {name: int(n) for name, n in frame.iter_rows()}
+        """How many rows each query returns, counted one query after another on one connection: the dbt marts'
+        data tests as dbt compiled them (a test passes when its query returns none). The queries are the project's
+        own, never user input. (One UNION ALL of them all held every test's hash tables at once: 1.1 GB against
+        0.25 GB at 10,000 documents, and the 6.2 GB peak of a 100,000-document run.)"""
+        with self.connect(read_only=True) as con:
+            return {name: int(fetch_scalar(con, f"SELECT count(*) FROM (\n{sql}\n)")) for name, sql in queries.items()}
 
     def read_partitions(self, table: str, document_ids: Sequence[str], current_only: bool = True) -> pl.DataFrame:
         where = "document_id IN (SELECT v FROM _ids)"
