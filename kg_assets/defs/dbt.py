@@ -103,7 +103,7 @@ def dbt_test_description(test: Mapping[str, Any]) -> str | None:
 
 def kg_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource):
     """The marts from dbt's compiled SQL in this process once dbt has built this SQL (`defs/dbt_replay.py`):
-    the views created where they are not dbt's already, the data tests in one read; otherwise `dbt build`, its
+    the views created where they are not dbt's already, the data tests on one connection; otherwise `dbt build`, its
     events passed on once it has finished, each model's with its row count.
 
     The marts are views, which dagster-dbt's `fetch_row_counts()` skips; the counts are read after dbt has

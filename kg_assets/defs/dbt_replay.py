@@ -7,7 +7,7 @@ which dbt's compiled SQL names), each model's and each data test's compiled SQL 
 DuckDB keeps it (`KG_DBT_REPLAY_DIR`, default `dbt/target/compiled_marts/`). Any later marts build with the
 same SQL, on this warehouse or a new one of the same catalog name, replays it: the views that are not already
 the recorded ones are created from dbt's SQL (and must then read back as the definitions dbt left), and the
-data tests run in one read, with dbt's verdict rule (a test fails when its query returns rows). New SQL (or project
+data tests run one after another on one connection, with dbt's verdict rule (a test fails when its query returns rows). New SQL (or project
 files, or dbt), a test or model not in the record, or a view that does not come out as dbt's make it a `dbt build` again.
 """
 
