@@ -113,7 +113,10 @@ import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.core.linking.clusters import OTHER, Clusters, entity_nodes, override_pairs, resolve_clusters
-from kg_assets.core.linking.name_keys import GEO_ALIASES, MAX_TOKENS, MIN_SHORT_CHARS, long_form_handles, with_name_keys
+from kg_assets.core.linking.name_keys import GEO_ALIASES, long_form_handles, with_name_keys
+from kg_assets.core.linking.short_forms import (MIN_PERSON_WORD_CHARS, RULE_METHOD, SCORES, by_group, rule_ok,
+                                                same_document_pairs, short_form_evidence, short_nodes, type_ok,
+                                                untyped_person_word)
 from kg_assets.core.linking.type_vote import WEAK_BELOW, lone_word_evidence, resolved_types, untyped_person_names
 from kg_assets.core.linking.variants import maker_qualified_variants, plural_variants
 from kg_assets.core.normalize import is_description_expr
@@ -121,102 +124,14 @@ from kg_assets.core.normalize import is_description_expr
 COVERAGE = 0.5  # same-document votes must cover this share of the short id's documents
 SPECIFICITY_RATIO = 2.0  # across documents: docs(short) <= ratio * docs(long)
 
-# method -> (score with same-document evidence, score across documents)
-SCORES = {
-    "acronym": (0.9, 0.75),
-    "person_short_form": (0.9, 0.75),
-    "containment": (0.85, 0.7),
-    "org_short_form": (0.85, 0.7),
-}
-RULE_METHOD = {"acronym": "acronym", "declared_acronym": "acronym", "surname": "person_short_form",
-               "person_short_form": "person_short_form", "first_name": "person_short_form",
-               "containment": "containment", "org_short_form": "org_short_form"}
-RULE_LABEL = {"acronym": "acronym", "declared_acronym": "declared acronym", "surname": "surname",
-              "person_short_form": "short form", "first_name": "given name", "containment": "contained name",
-              "org_short_form": "short name"}
-RULE_RANK = {"declared_acronym": 0, "acronym": 1, "person_short_form": 2, "surname": 3, "containment": 4,
-             "org_short_form": 5, "first_name": 6}
-# A lone word of a person's name may be this short in the document that names the person ("Xi", "Kim", "Zoë").
-MIN_PERSON_WORD_CHARS = 2
-# Rules by which a short form typed OTHER (untyped) may join a long form of another type.
-UNTYPED_RULES = ["acronym", "declared_acronym", "org_short_form"]
+
+
 def description_scopes(nodes: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
     """(idx, scope): the document of each description ("people", "the sect"; `normalize.is_description_expr`),
     null for a name. Like its id, a description's key means something only inside its document: "girl"
     of one story is not "the girl" of another, so equal keys join descriptions of one document only."""
     described = nodes.filter(is_description_expr(pl.col("name"), pl.col("entity_type"))).select("idx")
     return described.join(node_docs, on="idx").group_by("idx").agg(pl.col("doc").min().alias("scope"))
-
-
-def _short_nodes(nodes: pl.DataFrame) -> pl.DataFrame:
-    """The ids that may be a short form: written as a name (or an acronym), with `skey` their token run (geo
-    aliases are already handled by equivalence)."""
-    return nodes.filter(
-        (pl.col("n_tok") >= 1) & (pl.col("n_tok") < MAX_TOKENS) & (pl.col("key") != "")
-        & (pl.col("first_cap") | pl.col("is_acronym"))
-    ).with_columns(pl.col("up").list.join(" ").alias("skey"))
-
-
-def _rule_ok(in_document: bool = False) -> pl.Expr:
-    """An acronym rule needs a short side written in capitals; every other rule 4 characters or more (the seed's
-    minimum), except a lone word of a person's name in the document that names the person: "Xi" beside "Xi
-    Jinping", "Zoë" beside "Zoë Müller" (`MIN_PERSON_WORD_CHARS`)."""
-    person_word = pl.col("rule").is_in(["surname", "first_name"]) & ~pl.col("is_acronym")
-    return (
-        pl.when(pl.col("rule").is_in(["acronym", "declared_acronym"])).then(pl.col("is_acronym"))
-        .when(person_word & in_document).then(pl.col("key_chars") >= MIN_PERSON_WORD_CHARS)
-        .otherwise(pl.col("key_chars") >= MIN_SHORT_CHARS)
-    )
-
-
-def _untyped_person_word() -> pl.Expr:
-    """An untyped lone word (OTHER) as the surname or given name of a PERSON."""
-    return ((pl.col("s_type") == OTHER) & (pl.col("l_type") == "PERSON")
-            & pl.col("rule").is_in(["surname", "first_name"]))
-
-
-def _type_ok(in_document: bool = False) -> pl.Expr:
-    """The short side has the long side's type, or is untyped (OTHER) and joins by an untyped rule; in the document
-    that names a person, an untyped lone word of the name also joins the person (as it does across documents)."""
-    return ((pl.col("s_type") == pl.col("l_type")) | ((pl.col("s_type") == OTHER) & pl.col("rule").is_in(UNTYPED_RULES))
-            | (_untyped_person_word() & in_document))
-
-
-def _same_document_pairs(s: pl.DataFrame, handles: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
-    """(s, l, doc, rule, n_tok, global_ok) candidates joined on (document, handle)."""
-    hd = handles.join(node_docs.rename({"idx": "l"}), on="l")
-    sd = s.join(node_docs.rename({"idx": "s"}), on="s")
-    return (
-        sd.join(hd, on=["doc", "h_key"])
-        .filter((pl.col("s") != pl.col("l")) & _rule_ok(in_document=True) & _type_ok(in_document=True))
-        .select("s", "l", "doc", "rule", "n_tok", "global_ok")
-    )
-
-
-def _by_group(in_doc: pl.DataFrame, glob: pl.DataFrame, ambiguous_short: pl.DataFrame, group: list[int],
-              node_docs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """The candidates with the group `g` of their short id and the rank of their rule, and each group's
-    number of documents. Groups with any same-document candidate, or an ambiguous short id, never use the
-    across-documents path."""
-    grp = pl.DataFrame({"s": pl.Series(range(len(group)), dtype=pl.Int64), "g": pl.Series(group, dtype=pl.Int64)})
-    in_doc = in_doc.join(grp, on="s")
-    glob = glob.join(grp, on="s")
-    doc_groups = in_doc.select("g").unique()
-    glob = glob.join(doc_groups, on="g", how="anti").join(
-        ambiguous_short.join(grp, on="s").select("g").unique(), on="g", how="anti")
-    g_docs = node_docs.join(grp.rename({"s": "idx"}), on="idx").group_by("g").agg(
-        pl.col("doc").n_unique().alias("g_docs"))
-    rank = pl.col("rule").replace_strict(RULE_RANK, return_dtype=pl.Int64)
-    return in_doc.with_columns(rank.alias("rank")), glob.with_columns(rank.alias("rank")), g_docs
-
-
-def _short_form_evidence(names: list[str], s_idx: int, l_idx: int, rule: str, doc: str | None, votes: int,
-                         n_docs: int) -> str:
-    what = RULE_LABEL[rule]
-    if doc is not None:
-        return (f'same document {doc}: "{names[s_idx]}" is the {what} of "{names[l_idx]}" '
-                f"({votes} of {n_docs} documents agree)")
-    return f'"{names[s_idx]}" is the {what} of "{names[l_idx]}", the only candidate in any document'
 
 
 class NameLinker:
@@ -363,7 +278,7 @@ class NameLinker:
 
     def _short_forms(self, nodes, node_docs, uf: Clusters, group: list[int], names: list[str], stats: dict,
                      barred: pl.DataFrame, rivals: pl.DataFrame) -> set[int]:
-        shorts = _short_nodes(nodes)
+        shorts = short_nodes(nodes)
         short_keys = shorts.filter(pl.col("key_chars") >= MIN_PERSON_WORD_CHARS).select(pl.col("skey").alias("h_key")).unique()
         short_acr = shorts.filter(pl.col("is_acronym")).select(pl.col("skey").alias("h_key")).unique()
         handles = long_form_handles(nodes, short_keys, short_acr)
@@ -378,14 +293,14 @@ class NameLinker:
             pl.col("idx").alias("s"), pl.col("skey").alias("h_key"), pl.col("entity_type").alias("s_type"),
             "n_tok", "key_chars", "is_acronym",
         )
-        in_doc = _same_document_pairs(s, handles, node_docs)
+        in_doc = same_document_pairs(s, handles, node_docs)
         glob, capped = self._across_document_pairs(s, handles, barred, rivals, nodes)
         ambiguous_short = s.join(capped, on="h_key", how="semi").select("s")
         stats["candidate_pairs_in_document"] = in_doc.height
         stats["candidate_pairs_global"] = glob.height
         stats["candidate_pairs"] = in_doc.height + glob.height
         stats["capped_handles"] = capped.height
-        in_doc, glob, g_docs = _by_group(in_doc, glob, ambiguous_short, group, node_docs)
+        in_doc, glob, g_docs = by_group(in_doc, glob, ambiguous_short, group, node_docs)
         links = self._link_by_level(in_doc, glob, uf, g_docs, attached, names)
         for method, count in links.items():
             stats[f"links_{method}"] = count
@@ -406,10 +321,10 @@ class NameLinker:
         glob = (
             s.join(glob_h, on="h_key")
             # across types, only an acronym the corpus declares reaches another document
-            .filter((pl.col("s") != pl.col("l")) & _rule_ok()
-                    & ((_type_ok() & ((pl.col("s_type") == pl.col("l_type")) | (pl.col("rule") == "declared_acronym")))
+            .filter((pl.col("s") != pl.col("l")) & rule_ok()
+                    & ((type_ok() & ((pl.col("s_type") == pl.col("l_type")) | (pl.col("rule") == "declared_acronym")))
                        # an untyped lone word is the surname (given name) of the only person of it
-                       | _untyped_person_word()))
+                       | untyped_person_word()))
             .join(barred.select(pl.col("idx").alias("s"), "rule"), on=["s", "rule"], how="anti")
             .select("s", "l", "rule", "n_tok", "l_docs", pl.lit(False).alias("rival"))
         )
@@ -442,7 +357,7 @@ class NameLinker:
                     continue
                 method = RULE_METHOD[rule]
                 score = SCORES[method][0 if doc is not None else 1]
-                if uf.union(s_idx, l_idx, method, score, _short_form_evidence(names, s_idx, l_idx, rule, doc, votes,
+                if uf.union(s_idx, l_idx, method, score, short_form_evidence(names, s_idx, l_idx, rule, doc, votes,
                                                                               n_docs)):
                     attached.add(g)
                     links[method] += 1
