@@ -74,9 +74,10 @@ def entity_summaries(context: dg.AssetExecutionContext, warehouse: WarehouseReso
     """LLM summaries of entities with many description fragments (KG_SUMMARY_MIN_FRAGMENTS), cached, so
     rebuilds stay deterministic; graph nodes show them. Empty without an LLM. Its calls go to kg.llm_calls."""
     wh = warehouse.get()
-    fragments = wh.entity_mentions(["entity_id", "description"]) if extractor.uses_llm else None
-    candidates = (summary_candidates(apply_redirects(fragments, wh.redirects(), ["entity_id"]), extractor.summary_min_fragments)
-                  if fragments is not None else None)
+    candidates = None
+    if extractor.uses_llm:
+        fragments = apply_redirects(wh.entity_mentions(["entity_id", "description"]), wh.redirects(), ["entity_id"])
+        candidates = summary_candidates(fragments, extractor.summary_min_fragments)
     rows = pl.DataFrame()
     if candidates is not None and candidates.height:
         engine = extractor.build_extractor(run_id=context.run_id)

@@ -31,6 +31,11 @@ class _Mention(Protocol):  # a `mentions.Span` (not imported: mentions imports t
 M = TypeVar("M", bound=_Mention)
 
 _LOWER_WORD = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*")
+
+
+def lower_case_words(text: str) -> set[str]:
+    """The words `text` writes in lower case (a capitalised one among them is capitalised only by its place)."""
+    return set(_LOWER_WORD.findall(text))
 _WEAK_CUES = ("fallback", "preposition")
 _ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s\Z")
 # English adverbs and adjectives by their suffix ("Personally", "Expensive", "Possible"): alone, no name
@@ -67,6 +72,6 @@ def without_common_words(text: str, spans: list[M]) -> list[M]:
     drop = {id(sp) for sp in single if _ACRONYM_PLURAL.match(sp.name) or _ADVERB_OR_ADJECTIVE.match(sp.name)}
     candidates = [sp for sp in single if _bare(sp.name)[1:].islower()]
     if candidates:
-        lower = set(_LOWER_WORD.findall(text))
+        lower = lower_case_words(text)
         drop.update(id(sp) for sp in candidates if _bare(sp.name).lower() in lower)
     return [sp for sp in spans if id(sp) not in drop] if drop else spans

@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 
 from kg_assets.core.extraction.rows import MentionRecord
+from kg_assets.extractors.heuristic.common_words import lower_case_words
 from kg_assets.extractors.heuristic.leading_verbs import starts_sentence
 from kg_assets.extractors.heuristic.lexicon import GIVEN_NAMES, PARTICLES, word_key
 
@@ -20,7 +21,6 @@ from kg_assets.extractors.heuristic.lexicon import GIVEN_NAMES, PARTICLES, word_
 _NAME_WORDS = PARTICLES | frozenset("""al el bin ibn abu bint ben san santa saint new old north south east west
 northern southern eastern western central upper lower great greater little middle united""".split())
 _NEVER_COMMON = GIVEN_NAMES | _NAME_WORDS
-_LOWER_WORD = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*")
 _CAPITALISED = re.compile(r"[A-Z][a-z]+\Z")
 
 
@@ -32,7 +32,7 @@ def without_leading_common_words(text: str, mentions: list[MentionRecord], gazet
                and m.name.split()[0].casefold() not in _NEVER_COMMON and starts_sentence(text, m.char_start)]
     if not openers:
         return mentions
-    lower = set(_LOWER_WORD.findall(text))
+    lower = lower_case_words(text)
     named = {m.name for m in mentions if m.name}
     inside = {m.name for m in mentions if m.name and m.char_start is not None and not starts_sentence(text, m.char_start)}
     out = list(mentions)
