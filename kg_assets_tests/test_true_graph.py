@@ -352,7 +352,8 @@ def test_a_heading_a_quantity_and_an_office_are_no_names():
     names = heuristic_names("## Northwind Responds\nDiane Holloway of Northwind Robotics wished him well.\n"
                             "# QDL and ETH Zurich Paper Accepted at NeurIPS 2025\n"
                             "Two of QDL's four arms broke. Fourteen of QDL's staff logged in.\n"
-                            "Marcus Webb joined as Chief Technology Officer. Author: Jordan Reyes, Research Engineer.")
+                            "Marcus Webb joined as Chief Technology Officer. Author: Jordan Reyes, Research Engineer.\n"
+                            "Notes follow.")  # (heuristic-13: a credit line that closes the text names no one)
     assert {"Northwind Robotics", "QDL", "Marcus Webb", "Jordan Reyes", "Diane Holloway"} <= set(names)
     assert not {"Northwind Responds", "ETH Zurich Paper Accepted", "Two of QDL", "Fourteen of QDL",
                 "Chief Technology Officer", "Research Engineer"} & set(names)

@@ -26,7 +26,9 @@ names; none is tuned to a data set.
    forms below see each id with its reading. A full name
    typed OTHER joins the PERSON entity with its key, in its documents or across them and whatever other
    types the key has, when the corpus writes the surname alone as a PERSON in a document of that person
-   ("Marcus Webb" OTHER -> "Marcus Webb" PERSON next to "Webb said"; `untyped_person_names`). Different
+   ("Marcus Webb" OTHER -> "Marcus Webb" PERSON next to "Webb said"; `untyped_person_names`), or where a document
+   types it PERSON surely (confidence 0.7 or more, or none given) in more mentions than it leaves it untyped
+   (name-rules-13). Different
    types never merge otherwise, except that an acronym read as a place and an organisation is the organisation
    when the corpus spells it out as one and as no place ("at QDL" beside "Quantum Dynamics Lab", name-rules-9).
    Variants only the corpus confirms (`variants.py`): a plural beside its singular ("Northwind Atlas Arms" =
@@ -69,7 +71,9 @@ names; none is tuned to a data set.
    Types: the short side has the long side's type, except that one typed OTHER (the extractor could not
    tell) may join another type by an acronym or an org_short_form, and a PERSON by a surname or given name in
    the document that names the person ("Xi" beside "Xi Jinping", name-rules-12): "QDL" (OTHER) -> "Quantum Dynamics
-   Lab" (ORGANIZATION). Across documents that needs an acronym the corpus declares ("Name (ABC)").
+   Lab" (ORGANIZATION), and an ORGANIZATION by a contained name with its head in the document that names it ("the
+   Commission" beside "European Commission", name-rules-13). Across documents that needs an acronym the corpus
+   declares ("Name (ABC)").
    Evidence, strongest first:
    - same document: in each document where the short id occurs with exactly one candidate entity,
      that document votes for it (a document with two candidates, e.g. two Smiths, votes for none).
@@ -158,7 +162,10 @@ class NameLinker:
     #     surely elsewhere (`resolved_types`)
     # 11: a lone word of a person's name shorter than 4 characters joins the person its document names ("Kim")
     # 12: an untyped lone word of a person's name joins the person its document names ("Xi"), as across documents
-    version = "name-rules-12"
+    # 13: an untyped full name is the person of that name where its document types it a person surely in more
+    # mentions; an untyped name of an organisation's head joins the organisation its document names ("the
+    # Commission")
+    version = "name-rules-13"
 
     # what `link` reads of the mentions (not their descriptions, offsets or extractor)
     mention_columns = ("entity_id", "name", "normalized_name", "entity_type", "document_id", "confidence")
@@ -266,7 +273,7 @@ class NameLinker:
         for idx, target in maker_qualified_variants(readings).iter_rows():
             count += uf.union(idx, target, "maker_name", 0.8,
                               f'"{names[idx]}" is "{names[target]}" after the name of its maker')
-        for idx, target, doc in untyped_person_names(keyed, node_docs).iter_rows():
+        for idx, target, doc in untyped_person_names(keyed, node_docs, node_doc_counts).iter_rows():
             where = f"same document {doc}" if doc is not None else "across documents"
             count += uf.union(idx, target, "person_name", 0.9 if doc is not None else 0.75,
                               f'{where}: untyped "{names[idx]}" is the person "{names[target]}", '

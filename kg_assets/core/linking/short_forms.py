@@ -57,11 +57,18 @@ def untyped_person_word() -> pl.Expr:
             & pl.col("rule").is_in(["surname", "first_name"]))
 
 
+def untyped_org_head() -> pl.Expr:
+    """An untyped name contained in an ORGANIZATION's name with its head ("the Commission" of "European Commission",
+    "the University" of "University of Zurich")."""
+    return (pl.col("s_type") == OTHER) & (pl.col("l_type") == "ORGANIZATION") & (pl.col("rule") == "containment")
+
+
 def type_ok(in_document: bool = False) -> pl.Expr:
     """The short side has the long side's type, or is untyped (OTHER) and joins by an untyped rule; in the document
-    that names a person, an untyped lone word of the name also joins the person (as it does across documents)."""
+    that names a person, an untyped lone word of the name also joins the person (as it does across documents), and
+    in the document that names an organisation, an untyped name of its head joins it (name-rules-13)."""
     return ((pl.col("s_type") == pl.col("l_type")) | ((pl.col("s_type") == OTHER) & pl.col("rule").is_in(UNTYPED_RULES))
-            | (untyped_person_word() & in_document))
+            | ((untyped_person_word() | untyped_org_head()) & in_document))
 
 
 def same_document_pairs(s: pl.DataFrame, handles: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:

@@ -28,7 +28,8 @@ def _full_name_shaped() -> pl.Expr:
             & pl.col("tok").list.first().str.contains(r"^\p{Lu}\p{Ll}"))
 
 
-def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.DataFrame:
+def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame,
+                         node_doc_counts: pl.DataFrame | None = None) -> pl.DataFrame:
     """(idx, target, doc) for each untyped (OTHER) full name that is the name of a PERSON entity.
 
     The heuristic types a person's name OTHER in many sentences, so "Marcus Webb" (OTHER) must join
@@ -63,10 +64,22 @@ def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame) -> pl.Dat
     read_as_person = (docs_of(full.filter(_full_name_shaped()))
                       .join(docs_of(untyped).rename({"docs": "untyped_docs"}), on="key")
                       .filter((pl.col("docs") >= 2) & (pl.col("docs") >= pl.col("untyped_docs"))).select("key"))
+    # ... or a document types the name a person's surely (not by a guess from context) in more of its mentions
+    # than it leaves it untyped: "the journalist Jane Roe" in one passage, a plain "Jane Roe" in another
+    # (name-rules-13)
+    outnumbered = keyed.clear().select("key")
+    if node_doc_counts is not None:
+        sure = (full.filter(_full_name_shaped()).select("key", "idx").join(node_doc_counts, on="idx")
+                .filter(~pl.col("weak")).group_by("key", "doc").agg(pl.col("n").sum().alias("person_n")))
+        loose = (untyped.select("key", "idx").join(node_doc_counts, on="idx")
+                 .group_by("key", "doc").agg(pl.col("n").sum().alias("untyped_n")))
+        outnumbered = (sure.join(loose, on=["key", "doc"]).filter(pl.col("person_n") > pl.col("untyped_n"))
+                       .select("key").unique())
     confirmed = pl.concat([
         full.join(node_docs, on="idx").join(surname_docs, on=["surname", "doc"], how="semi").select("key"),
         named,
         read_as_person,
+        outnumbered,
     ]).unique().join(full.select("key", "idx"), on="key").group_by("key").agg(pl.col("idx").min().alias("target"))
     other = untyped.select("idx", "key").join(confirmed, on="key")
     shared = (other.join(node_docs, on="idx")

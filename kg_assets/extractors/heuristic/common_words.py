@@ -13,7 +13,9 @@ the word in lower case. Acronyms ("US" beside "us", "IT" beside "it") and words 
 ("iPhone") are not concerned, nor a word typed by a cue (a title, the gazetteer, the same name typed
 strongly elsewhere, a surname). Nor is the plural of an acronym a name ("NGOs", "CEOs", "MEPs": a class of
 things), nor such a word with the suffix of an English adverb or adjective ("Personally", "Literally",
-"Expensive", "Possible": -ally, -ously, -ive, -able, -ous, -less ...), whatever the chunk writes in lower case.
+"Expensive", "Possible": -ally, -ously, -ive, -able, -ous, -less ...; "Social", "Environmental": -ial, -ional,
+-ental, -ical) or an abstract noun ("Journalism", "Modernization": -ism, -ization, -isation), whatever the chunk
+writes in lower case.
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ def lower_case_words(text: str) -> set[str]:
 _WEAK_CUES = ("fallback", "preposition")
 _ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s\Z")
 # English adverbs and adjectives by their suffix ("Personally", "Expensive", "Possible"): alone, no name
-_ADVERB_OR_ADJECTIVE = re.compile(r"[A-Z][a-z]{3,}(?:ally|fully|ously|ively|ably|ibly|ingly|ive|able|ible|ous|less|ful)\Z")
+_ADVERB_OR_ADJECTIVE = re.compile(r"[A-Z][a-z]{3,}(?:ally|fully|ously|ively|ably|ibly|ingly|ive|able|ible|ous|less|ful)\Z"
+                                  # and by the suffixes of adjectives in -al and of abstract nouns ("Social",
+                                  # "Environmental", "Journalism", "Modernization"; heuristic-13)
+                                  r"|[A-Z][a-z]{2,}(?:ial|ional|ental|ical|ism|ization|isation)\Z")
 
 
 _LINE_START = re.compile(r"[\s\"'“‘(\[]*\Z")

@@ -12,6 +12,7 @@ from kg_assets.core.extraction.rows import ChunkRecords, ExtractionResult, Menti
 from kg_assets.extractors.base import settings_digest
 from kg_assets.extractors.heuristic.articles import with_inner_the
 from kg_assets.extractors.heuristic.attributes import AttributeReader
+from kg_assets.extractors.heuristic.credits import without_credits
 from kg_assets.extractors.heuristic.chat_turns import CONF_SPEAKER, read_chat, speaker_names, speaker_spans
 from kg_assets.extractors.heuristic.headlines import names_in_headlines
 from kg_assets.extractors.heuristic.leading_verbs import without_leading_verbs
@@ -52,8 +53,11 @@ class HeuristicExtractor:
     # 10: a title in quotes is one name ("Away from Her": `quoted_titles`), a hyphenated pair of names before a
     # noun is none ("Japan-Russia talks": `name_pairs`); 11: a verb acts on its own object, a version makes a
     # technology, a lone given name after the full name; 12: a common word that opens a sentence is no part of the
-    # name after it ("Former CIA", "Understanding Islam": `leading_words`)
-    code_version = "heuristic-12"
+    # name after it ("Former CIA", "Understanding Islam": `leading_words`); 13: a credit line names no entity of the
+    # story ("Author: ... Editor: ...", "ab / cd (AFP, dpa)": `credits`), a lower-case noun for a person before a
+    # name types it PERSON ("the journalist Jane Roe"), adjectives in -al and abstract nouns in -ism alone are no
+    # names, a nationality adjective before a name the chunk names alone is no part of it ("Shiite Iran")
+    code_version = "heuristic-13"
 
     def __init__(
         self,
@@ -117,6 +121,7 @@ class HeuristicExtractor:
         mentions = names_in_headlines(text, mentions)  # "Netherlands Opens Up Labor Market" is "Netherlands"
         mentions = with_inner_the(text, mentions)  # "in The Hague"
         mentions = without_name_pairs(text, mentions, self._gazetteer)  # the "Japan-Russia" of "Japan-Russia talks"
+        mentions = without_credits(text, mentions)  # "Author: Jane Roe / Editor: John Doe" names who wrote it
         if "OTHER" in self._allowed:
             mentions = quoted_titles(text, mentions)  # the film "Away from Her" is one name, not "Away"
         if chat is not None and "PERSON" in self._allowed:

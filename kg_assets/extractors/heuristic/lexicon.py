@@ -321,3 +321,27 @@ SUBJECT_OPENERS = (
     | REPORTING
 )
 SUBJECT_PRONOUNS = _words("i he she it we they you")
+# Nouns for people by office, trade or kin: written in lower case right before a capitalised name, they say that
+# the name is a person's ("the journalist Jane Roe", "striker Tom Doe", "his wife Ann"). A class of English nouns
+# for people, not a list of names; words that are also adjectives or verbs before names ("general", "chief",
+# "head", "lead", "witness", "partner", "judge") are left out.
+PERSON_NOUNS = _words(
+    """president president-elect vice-president chancellor minister secretary premier governor mayor senator
+    congressman congresswoman lawmaker legislator politician diplomat ambassador envoy consul delegate
+    commissioner councillor councilor spokesman spokeswoman spokesperson king queen prince princess pope emperor
+    empress monarch sultan emir sheikh ayatollah imam cleric cardinal archbishop bishop rabbi pastor priest
+    preacher monk nun chairman chairwoman chairperson ceo cto cfo coo founder co-founder cofounder director
+    tycoon billionaire millionaire businessman businesswoman entrepreneur banker
+    economist analyst strategist adviser advisor colonel captain lieutenant admiral sergeant commander
+    soldier officer prosecutor lawyer attorney barrister solicitor professor lecturer teacher scientist
+    researcher physicist chemist biologist mathematician historian archaeologist philosopher theologian
+    sociologist psychologist psychiatrist physician surgeon doctor nurse journalist reporter correspondent editor
+    columnist blogger author writer novelist poet playwright screenwriter filmmaker photographer painter sculptor
+    artist architect designer composer conductor musician singer songwriter rapper guitarist pianist drummer
+    violinist actor actress comedian dancer presenter anchor coach trainer referee
+    player footballer striker midfielder defender goalkeeper winger athlete sprinter runner cyclist swimmer
+    boxer wrestler skier golfer activist campaigner dissident dictator candidate
+    colleague wife husband son daughter brother sister mother
+    father uncle aunt cousin nephew niece grandson granddaughter grandfather grandmother widow widower fiancé
+    fiancée girlfriend boyfriend"""
+)

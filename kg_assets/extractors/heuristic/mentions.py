@@ -31,6 +31,8 @@ Types (first rule that fires; confidence in brackets)
     4. 2-4 words starting with a common given name (``Sarah Chen``) -> PERSON [0.7]
     5. single common given name (``Sarah``) -> PERSON [0.55]
     6. name + year (``NeurIPS 2025``) -> EVENT [0.6]
+    6b. a noun for a person in lower case right before it (``the journalist Jane Roe``, ``his wife Ann``:
+       ``lexicon.PERSON_NOUNS``) -> PERSON [0.75] (heuristic-13)
     7. place preposition right before (``in``, ``at``, ``from``, ``near``, ``to`` ...; not in
        "according to") -> LOCATION [0.6]
     8. otherwise OTHER [0.4]
@@ -72,6 +74,7 @@ from kg_assets.extractors.heuristic.lexicon import (
     MONTHS,
     NOT_PLACE_BEFORE_PREP,
     PARTICLES,
+    PERSON_NOUNS,
     PLACE_PREPOSITIONS,
     PROTOCOL_WORDS,
     REPORTING,
@@ -93,6 +96,7 @@ CONF_SINGLE_GIVEN = 0.55
 CONF_YEAR_EVENT = 0.6
 CONF_PREPOSITION = 0.6
 CONF_VERSIONED = 0.75
+CONF_PERSON_NOUN = 0.75  # a noun for a person in lower case right before the name: "the journalist Jane Roe"
 CONF_FALLBACK = 0.4
 STRONG = 0.7  # a type this sure is not overridden by context in the chunk
 
@@ -263,6 +267,8 @@ class MentionFinder:
                     base = ("TECHNOLOGY", CONF_VERSIONED, "version")
                 if base is not None:
                     sp.etype, sp.conf, sp.cue = base
+                elif p1 in PERSON_NOUNS and not has_of and not has_year and len(words) <= 4:
+                    sp.etype, sp.conf, sp.cue = "PERSON", CONF_PERSON_NOUN, "person_noun"
                 elif p1 in PLACE_PREPOSITIONS and p2 not in NOT_PLACE_BEFORE_PREP:
                     sp.etype, sp.conf, sp.cue = "LOCATION", CONF_PREPOSITION, "preposition"
                 else:
