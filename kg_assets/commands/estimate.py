@@ -47,6 +47,7 @@ def fact_requests(settings, docs) -> tuple[int, int, int, int]:
 
     from kg_assets.core.documents import DocumentError, read_chat_messages
     from kg_assets.core.extraction.prompts import count_message_tokens
+    from kg_assets.core.facts.answers import previous_questions
     from kg_assets.core.facts.pipeline import message_hash
     from kg_assets.core.facts.records import FactRequest
     from kg_assets.core.facts.rules import extractability_problem, is_sampled
@@ -70,15 +71,20 @@ def fact_requests(settings, docs) -> tuple[int, int, int, int]:
         except (DocumentError, OSError):
             continue
         total += messages.height
-        for m in messages.iter_rows(named=True):
-            if not is_sampled(m["message_id"], facts.rate, facts.enabled) or extractability_problem(m["content"]):
+        rows = messages.to_dicts()
+        contexts = previous_questions(rows)  # the other speaker's question a message answers, as the pipeline
+        for m in rows:
+            m["context"] = contexts.get((m["document_id"], m["message_id"]))
+            if (not is_sampled(m["message_id"], facts.rate, facts.enabled)
+                    or extractability_problem(m["content"], m["context"])):
                 continue
             offered += 1
             if done.get((m["document_id"], m["message_id"])) == message_hash(m):
                 reused += 1
                 continue
             tokens += count_message_tokens(build_fact_messages(FactRequest(
-                m["document_id"], m["message_id"], m["user_id"], m["content"], m["sent_at"], m["display_name"])))
+                m["document_id"], m["message_id"], m["user_id"], m["content"], m["sent_at"], m["display_name"],
+                context=m["context"])))
     return total, offered, reused, tokens
 
 

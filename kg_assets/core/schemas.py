@@ -305,7 +305,7 @@ FACT_EXTRACTIONS = {
     "document_id": pl.String,  # the conversation (chat file)
     "message_id": pl.String,  # the message offered
     "user_id": pl.String,  # its author
-    "message_hash": pl.String,  # of the message's user, time and content: an edited message is extracted again
+    "message_hash": pl.String,  # of the message's user, time, content and context (the question it answers): an edited message is extracted again
     "outcome": pl.String,  # disabled | not_sampled | not_extractable | ok | error
     "reason": pl.String,  # the extractability rule that failed, or the error
     "fact_count": pl.Int32,  # facts kept after validation (before dedup)

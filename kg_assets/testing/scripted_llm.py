@@ -74,12 +74,20 @@ def fact_message(request: dict) -> str:
     return json.loads(line)
 
 
+def fact_context(request: dict) -> str | None:
+    """The other person's question a user-fact request carries as context, if any."""
+    for line in request["messages"][-1]["content"].splitlines():
+        if line.startswith("Previous message, a question said by the other person"):
+            return json.loads(line.split("(JSON string): ", 1)[1])
+    return None
+
+
 def fact_answer(request: dict) -> Reply:
-    """A user-fact tool call: what the offline heuristic finds in the message."""
+    """A user-fact tool call: what the offline heuristic finds in the message (with the question it answers)."""
     from kg_assets.extractors.facts.heuristic import heuristic_facts
 
     facts = [{"type": f.fact_type, "content": f.content, "confidence": f.confidence, "importance": f.importance,
-              "temporal": f.temporal} for f in heuristic_facts(fact_message(request))]
+              "temporal": f.temporal} for f in heuristic_facts(fact_message(request), fact_context(request))]
     return Reply(content=json.dumps({"facts": facts}))
 
 

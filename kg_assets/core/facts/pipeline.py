@@ -13,6 +13,11 @@ whether a user's messages arrive in one run or in many.
 what it already learned: a message that is offered again, unchanged (same `message_hash`), and whose earlier
 extraction by the same extractor version succeeded keeps its facts without a new request. Everything else,
 including a message whose earlier extraction failed, is asked again.
+
+A message that answers another speaker's question carries that question turn as its `context` (answers.py:
+the turn it replies to, else the turn before it in its conversation). The context is part of the message hash,
+so the same "Yes!" after another question is extracted again, and its facts are the answering user's, at the
+answer's message.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from kg_assets.core import schemas
+from kg_assets.core.facts.answers import previous_questions
 from kg_assets.core.facts.memory import UserMemory, build_user_facts, fact_row, replay_order
 from kg_assets.core.facts.records import FactAnswer, FactExtractor, FactRequest
 from kg_assets.core.facts.rules import (
@@ -73,6 +79,9 @@ def learn_facts(
     rate = check_rate(rate)
     learned_at = learned_at or datetime.now(UTC)
     ordered = messages.sort(["sent_at", "document_id", "message_id"], nulls_last=True).to_dicts()
+    contexts = previous_questions(ordered)
+    for message in ordered:
+        message["context"] = contexts.get((message["document_id"], message["message_id"]))
     outcome_rows, queues, reused_rows = _triage(ordered, extractor, enabled, rate, learned_at,
                                                 *_reusable(previous, extractor.version))
     prior = schemas.conform(known, schemas.USER_FACTS).to_dicts() if known is not None and known.height else []
@@ -123,7 +132,7 @@ def _skip_reason(message: dict, enabled: bool, rate: float) -> tuple[str, str | 
         return "disabled", None
     if not is_sampled(message["message_id"], rate):
         return "not_sampled", None
-    if (problem := extractability_problem(message["content"])) is not None:
+    if (problem := extractability_problem(message["content"], message.get("context"))) is not None:
         return "not_extractable", problem
     return None
 
@@ -141,7 +150,8 @@ def _extract_in_rounds(queues: dict[str, deque[dict]], extractor: FactExtractor,
         requests = [
             FactRequest(m["document_id"], m["message_id"], m["user_id"], m["content"], m.get("sent_at"),
                         m.get("display_name"),
-                        memories[m["user_id"]].known(max_known_facts) if m["user_id"] in memories else ())
+                        memories[m["user_id"]].known(max_known_facts) if m["user_id"] in memories else (),
+                        m.get("context"))
             for m in batch
         ]
         answers = extractor.extract_facts(requests)
@@ -194,9 +204,13 @@ def _rows_frame(rows: list[dict], schema: dict[str, pl.DataType], contract: dict
 
 
 def message_hash(message: dict) -> str:
-    """What a fact extraction of a message depends on: its author, time and words."""
+    """What a fact extraction of a message depends on: its author, time and words, and the other speaker's
+    question it answers (its context), so a "Yes!" to another question is not reused."""
     sent_at = message.get("sent_at")
-    return stable_hash(message["user_id"], sent_at.isoformat() if sent_at else "", message["content"])
+    parts = [message["user_id"], sent_at.isoformat() if sent_at else "", message["content"]]
+    if message.get("context"):
+        parts.append(message["context"])
+    return stable_hash(*parts)
 
 
 def _reusable(previous: tuple[pl.DataFrame, pl.DataFrame] | None,

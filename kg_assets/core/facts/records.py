@@ -20,7 +20,9 @@ class KnownFact:
 
 @dataclass(frozen=True, slots=True)
 class FactRequest:
-    """One chat message to learn from, with what is already known about its author (for the prompt)."""
+    """One chat message to learn from, with what is already known about its author (for the prompt) and, when
+    the message answers another speaker's question, that speaker's turn (`context`, answers.py): said by the
+    other person, so a fact may come from it only as far as the message affirms it."""
 
     document_id: str
     message_id: str
@@ -29,6 +31,7 @@ class FactRequest:
     sent_at: datetime | None = None
     display_name: str | None = None
     known_facts: tuple[KnownFact, ...] = ()
+    context: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,9 @@
   so a rerun samples the same messages and a higher rate samples a superset.
 * Extractability, exactly as the seed states it, in its order: at least 20 characters, at least 50% letters,
   no ``! / ? .`` command prefix, not one of the seed's short phrases (the length rule already excludes them;
-  kept so the list stays the seed's).
+  kept so the list stays the seed's). One exception: a short yes or no answer ("Yes, I do!", "Nope.") to the
+  other speaker's yes/no question (the message's context, answers.py) passes the length, letter and
+  short-phrase rules, since it states the question's content.
 * Answers: at most 3 facts per message (the first 3 valid ones), content under 100 characters, third person
   (a first-person fact is rewritten, see person.py), one of the 8 types (else ``general``), one of the 4
   temporal values (else ``present``). Confidence snaps to 0.6 / 0.8 / 1.0 and importance to 0.3 / 0.5 / 0.8 /
@@ -21,6 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kg_assets.core.facts.answers import answered_statement
 from kg_assets.core.facts.person import is_first_person, to_third_person
 from kg_assets.core.facts.records import RawFact
 
@@ -63,8 +66,15 @@ def is_sampled(message_id: str, rate: float = DEFAULT_RATE, enabled: bool = DEFA
     return enabled and sample_point(message_id) < check_rate(rate)
 
 
-def extractability_problem(content: str) -> str | None:
-    """None when the seed would send the message to extraction, else the rule it fails."""
+def extractability_problem(content: str, context: str | None = None) -> str | None:
+    """None when the seed would send the message to extraction, else the rule it fails; `context`: the other
+    speaker's question the message answers, if any (a yes or no to a yes/no question is always extractable)."""
+    if content.startswith(COMMAND_PREFIXES[:2]) or not context or answered_statement(context, content) is None:
+        return _seed_problem(content)
+    return None
+
+
+def _seed_problem(content: str) -> str | None:
     if len(content) < MIN_MESSAGE_LENGTH:
         return f"shorter than {MIN_MESSAGE_LENGTH} characters"
     if sum(c.isalpha() for c in content) / len(content) < MIN_ALPHA_RATIO:
