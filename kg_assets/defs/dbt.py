@@ -122,6 +122,7 @@ def kg_dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, wareho
             raise dg.Failure(f"{len(failed)} dbt data test(s) failed: {', '.join(failed)}")
         return
     events, failure = [], None
+    warehouse.get().release()  # dbt's process opens the file itself
     invocation = dbt.cli(["build", *dbt_target_args(warehouse)], context=context)
     try:
         events.extend(invocation.stream())

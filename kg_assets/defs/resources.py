@@ -41,6 +41,13 @@ class WarehouseResource(dg.ConfigurableResource, WarehouseSettings):
     def get(self) -> Warehouse:
         return Warehouse.from_settings(self)
 
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        # A run's many short connections share one open of the file (storage/held_files.py).
+        Warehouse.hold_files()
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        Warehouse.let_go_of_files()
+
 
 class ExtractorResource(dg.ConfigurableResource, ExtractorSettings):
     """The extraction engine. `auto` uses the LLM when an API key or base URL is set, else the heuristic.

@@ -1,7 +1,8 @@
 """DuckDB warehouse: schema `kg`, transactional partition writes, current-state merges.
 
 Every write is one transaction (delete + insert commit together or not at all), inserts go
-`BY NAME` so column order never matters, and every connection is closed on every path.
+`BY NAME` so column order never matters, and every connection is closed on every path (during a run, a
+connection to the embedded file is a cursor on a database held open for a moment: held_files.py).
 
 The schema (storage/ddl.py) is created by the first write connection to a file in each process, and
 again whenever the file did not exist yet; reads use read-only connections and never create anything.
@@ -24,6 +25,7 @@ import polars as pl
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential_jitter
 
 from kg_assets.core import schemas
+from kg_assets.storage import held_files
 from kg_assets.storage.ddl import SCHEMA, create_schema, create_session_macros
 from kg_assets.storage.lake import (LAKE, LakeNotCreated, Snapshot, connect_lake, is_write_conflict, lake_cursor,
                                     retry_write_conflicts)
@@ -118,6 +120,21 @@ class Warehouse(WarehouseReads):
             return cls(f"ducklake:{settings.lake_data_path}", timeout, lake=(settings.lake_catalog, settings.lake_data_path))
         return cls(settings.db_path, timeout)
 
+    @staticmethod
+    def hold_files() -> None:
+        """Until `let_go_of_files()`, keep each embedded file this process opens open for a moment after its last
+        connection (storage/held_files.py); a lake already keeps one attachment per process."""
+        held_files.hold()
+
+    @staticmethod
+    def let_go_of_files() -> None:
+        held_files.let_go()
+
+    def release(self) -> None:
+        """Close this file's held database now if it is idle, before another process (dbt) opens it."""
+        if self.lake is None:
+            held_files.release(self.path)
+
     @property
     def folder(self) -> Path:
         """The local folder beside the warehouse for files derived from it (pictures)."""
@@ -158,24 +175,30 @@ class Warehouse(WarehouseReads):
             self._needs_lake()
         if read_only and self.lake is None and not self.exists():
             raise WarehouseNotFound(f"no warehouse at {self.path} yet (`kg run` builds it)")
-        if self.lake is not None:
-            new_file = False  # a write ATTACH initialises the catalog; the schema is checked once per process
-            try:
-                if sandboxed or snapshot is not None:
-                    # A sandbox locks the configuration, and the macros set the search path: they come first there.
-                    con = self._retrying_conflicts(connect_lake, *self.lake, read_only=read_only,
-                                                   config=SANDBOX if sandboxed else None, snapshot=snapshot,
-                                                   setup=_session_macros if sandboxed else None)
+        with contextlib.ExitStack() as stack:
+            if self.lake is not None:
+                new_file = False  # a write ATTACH initialises the catalog; the schema is checked once per process
+                try:
+                    if sandboxed or snapshot is not None:
+                        # A sandbox locks the configuration, and the macros set the search path: they come first there.
+                        con = self._retrying_conflicts(connect_lake, *self.lake, read_only=read_only,
+                                                       config=SANDBOX if sandboxed else None, snapshot=snapshot,
+                                                       setup=_session_macros if sandboxed else None)
+                    else:
+                        con = self._retrying_conflicts(lake_cursor, *self.lake, read_only=read_only)
+                except LakeNotCreated as exc:
+                    raise WarehouseNotFound(str(exc)) from exc
+                stack.callback(con.close)
+            else:
+                new_file = not self.exists()
+                if new_file:
+                    Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                if sandboxed:
+                    con = _open(self.path, read_only, self.lock_timeout_s, SANDBOX)
+                    stack.callback(con.close)
                 else:
-                    con = self._retrying_conflicts(lake_cursor, *self.lake, read_only=read_only)
-            except LakeNotCreated as exc:
-                raise WarehouseNotFound(str(exc)) from exc
-        else:
-            new_file = not self.exists()
-            if new_file:
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            con = _open(self.path, read_only, self.lock_timeout_s, SANDBOX if sandboxed else None)
-        try:
+                    con = stack.enter_context(held_files.connection(
+                        self.path, read_only, lambda: _open(self.path, read_only, self.lock_timeout_s)))
             if not read_only and (new_file or self.path not in _SCHEMA_READY):
                 # Every process's first write connection replaces the views: on a lake, another process may do so
                 # at the same moment (each statement commits alone, so a rerun repeats only idempotent DDL).
@@ -184,8 +207,6 @@ class Warehouse(WarehouseReads):
             if self.lake is not None and not sandboxed:
                 _session_macros(con)
             yield con
-        finally:
-            con.close()
 
     def ensure_schema(self) -> None:
         """On a lake, make sure schema `kg` is complete before reading it: another process may be creating a new
