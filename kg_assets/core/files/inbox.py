@@ -54,17 +54,22 @@ def scan_inbox(inbox: Path) -> dict[str, str]:
         return {}
     root = Path(os.path.realpath(inbox))
     found: dict[str, str] = {}
-    pending = [(str(inbox), "", frozenset({root}))]  # folder to list, its key prefix, real paths of the folders it is in
+    # folder to list, its real path, its key prefix, real paths of the folders it is in
+    pending = [(str(inbox), root, "", frozenset({root}))]
     while pending:
-        folder, prefix, within = pending.pop()
+        folder, folder_real, prefix, within = pending.pop()
         with os.scandir(folder) as entries:
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
-                real = Path(os.path.realpath(entry.path))
-                is_folder = os.path.isdir(entry.path)  # follows a symlink; False when it dangles or loops
+                if entry.is_symlink():
+                    real = Path(os.path.realpath(entry.path))
+                    is_folder = os.path.isdir(entry.path)  # follows the link; False when it dangles or loops
+                else:  # no system call per file: its real path is its folder's, and scandir knows its kind
+                    real = folder_real / entry.name
+                    is_folder = entry.is_dir(follow_symlinks=False)
                 if is_folder and real.is_relative_to(root) and real not in within:
-                    pending.append((entry.path, f"{prefix}{entry.name}/", within | {real}))
+                    pending.append((entry.path, real, f"{prefix}{entry.name}/", within | {real}))
                 elif is_supported(entry.name) or (is_folder and entry.is_symlink()):
                     found[prefix + entry.name] = _signature(entry, real, root)
     return dict(sorted(found.items()))
