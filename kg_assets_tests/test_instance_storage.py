@@ -1,5 +1,6 @@
-"""The repository's dagster.yaml: Dagster's SQLite storage with one engine per event-log file (defs/instance_storage.py),
-in Dagster's own files, so that a home written with it reads with Dagster's default storage and the other way round."""
+"""The repository's dagster.yaml: Dagster's instance and SQLite storage with one engine per event-log file
+(defs/instance_storage.py), in Dagster's own files, so that a home written with it reads with Dagster's default
+instance and the other way round."""
 
 import os
 import shutil
@@ -8,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
-from kg_assets.defs.instance_storage import EngineKeepingSqliteEventLogStorage
+from kg_assets.defs.instance_storage import EngineKeepingSqliteEventLogStorage, KgInstance
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,10 +23,12 @@ def test_the_instance_keeps_one_engine_per_event_log_in_dagsters_own_files(tmp_p
     home = tmp_path / "home"
     home.mkdir()
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # the folder is all the instance needs
 
     with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert type(instance) is KgInstance
         storage = instance.event_log_storage
+        assert storage._base_dir == str(home / "history" / "runs")
         assert isinstance(storage, EngineKeepingSqliteEventLogStorage)
         first = dg.materialize([one], instance=instance)
         engines = dict(storage._engines)
@@ -37,9 +40,9 @@ def test_the_instance_keeps_one_engine_per_event_log_in_dagsters_own_files(tmp_p
         # waiting in a write-ahead log
         assert not os.path.exists(storage.path_for_shard(second.run_id) + "-wal")
 
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")  # Dagster's default SQLite storage
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")  # Dagster's default instance and storage
     with dg.DagsterInstance.from_config(str(home)) as plain:
-        assert type(plain.event_log_storage) is SqliteEventLogStorage
+        assert type(plain) is dg.DagsterInstance and type(plain.event_log_storage) is SqliteEventLogStorage
         assert plain.get_run_by_id(second.run_id).is_success
         materialized = [e for e in plain.all_logs(second.run_id)
                         if e.dagster_event_type == dg.DagsterEventType.ASSET_MATERIALIZATION]

@@ -6,9 +6,11 @@ beside it) and disposes of it after: each statement is compiled again and each e
 The connections themselves are unchanged: opened for each use and closed after (NullPool), so each commit still
 reaches the `.db` file that the UI watches for a run's new events, and other processes see it at once.
 
-`dagster.yaml` selects it (`storage: custom:`); every process of the instance (the UI, the daemon, `kg run`) loads it
-from this package. The files and their layout are Dagster's own, so a home written by either storage reads with
-the other.
+`dagster.yaml` selects it as the default storage of its instance class, `KgInstance` (Dagster passes the instance's
+folder to `config_defaults`, so the folder needs no setting and `DagsterInstance.from_config(folder)` works as
+before); an explicit `storage:` in dagster.yaml still wins. Every process of the instance (the UI, the daemon,
+`kg run`) loads it from this package. The files and their layout are Dagster's own, so a home written by either
+storage reads with the other.
 """
 
 from __future__ import annotations
@@ -16,11 +18,15 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
+import dagster as dg
+import yaml
 from dagster._config import StringSource
+from dagster._core.instance.ref import InstanceRef
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
+from dagster._serdes import ConfigurableClassData
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool
@@ -81,3 +87,17 @@ class EngineKeepingSqliteStorage(DagsterSqliteStorage):
     @classmethod
     def from_config_value(cls, inst_data, config_value) -> EngineKeepingSqliteStorage:
         return cls.from_local(inst_data=inst_data, **config_value)
+
+
+class KgInstance(dg.DagsterInstance):
+    """The project's Dagster instance: Dagster's own, with `EngineKeepingSqliteStorage` as its default storage."""
+
+    @classmethod
+    def config_schema(cls) -> dict:
+        return {}
+
+    @staticmethod
+    def config_defaults(base_dir: str) -> Mapping[str, ConfigurableClassData | None]:
+        return {**InstanceRef.config_defaults(base_dir),
+                "storage": ConfigurableClassData(__name__, EngineKeepingSqliteStorage.__name__,
+                                                 yaml.dump({"base_dir": base_dir}, default_flow_style=False))}
