@@ -10,26 +10,8 @@ import functools
 import re
 
 from kg_assets.core.extraction.demonyms import NAME_CACHE, is_demonym
+from kg_assets.core.title_words import TITLE_HEADS, TITLE_MODIFIERS
 
-# words that head a person's title or role
-TITLE_HEADS = frozenset("""
-president president-elect vice-president chancellor vice-chancellor minister secretary premier governor mayor
-senator congressman congresswoman representative ambassador envoy king queen prince princess pope emperor
-chairman chairwoman chairperson chair ceo cto cfo coo director editor editor-in-chief spokesman spokeswoman
-spokesperson commissioner general colonel captain lieutenant admiral marshal sergeant major commander sheikh
-emir sultan ayatollah imam cardinal archbishop bishop rabbi pastor rapper singer actor actress coach striker
-midfielder defender goalkeeper chief judge prosecutor founder co-founder executive professor dr mr mrs ms
-lawmaker mp correspondent reporter journalist author novelist candidate frau herr monsieur madame dictator
-leader head boss manager officer mep dj producer comedian musician painter photographer filmmaker composer
-poet economist analyst archaeologist historian scientist researcher activist lawyer attorney priest father
-witness duke duchess countess baron baroness
-""".split())
-# words that may stand before a head inside a title ("Prime Minister", "Foreign Secretary") and alone are no name
-TITLE_MODIFIERS = frozenset("""
-prime foreign interior defense defence finance economy economics justice deputy vice former acting state
-federal national chief executive senior junior assistant general managing opposition party supreme
-high superstar new research
-""".split())
 # heads that, alone before one word, name a person by title ("President Obama", "Rapper XXXTentacion"); other
 # heads alone before one word are part of a name ("Queen Elizabeth", "General Motors", "Head Office")
 SINGLE_HEADS = frozenset("""
@@ -38,8 +20,6 @@ striker midfielder defender goalkeeper editor reporter correspondent journalist 
 mr mrs ms dr frau herr monsieur madame mp mep dj archaeologist economist analyst historian scientist researcher
 activist lawyer producer comedian musician painter photographer filmmaker composer poet
 """.split())
-# offices named in the plural before several people ("Presidents Dilma Rousseff and ...")
-TITLE_HEADS = TITLE_HEADS | {h + "s" for h in "president minister chancellor premier governor mayor senator".split()}
 # heads that may follow a name in a byline or caption ("Kyle James Editor", "Reuters Correspondent"): titles
 # that are no surnames (unlike "King", "Bishop", "Major" of "Stephen King", "John Major")
 TRAILING_HEADS = frozenset("""

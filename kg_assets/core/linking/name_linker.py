@@ -28,7 +28,8 @@ names; none is tuned to a data set.
    types the key has, when the corpus writes the surname alone as a PERSON in a document of that person
    ("Marcus Webb" OTHER -> "Marcus Webb" PERSON next to "Webb said"; `untyped_person_names`), or where a document
    types it PERSON surely (confidence 0.7 or more, or none given) in more mentions than it leaves it untyped
-   (name-rules-13). Different
+   (name-rules-13), or where a plain person's name (no function word, no title word) is typed PERSON surely
+   anywhere in the corpus (name-rules-14). Different
    types never merge otherwise, except that an acronym read as a place and an organisation is the organisation
    when the corpus spells it out as one and as no place ("at QDL" beside "Quantum Dynamics Lab", name-rules-9).
    Variants only the corpus confirms (`variants.py`): a plural beside its singular ("Northwind Atlas Arms" =
@@ -165,7 +166,7 @@ class NameLinker:
     # 13: an untyped full name is the person of that name where its document types it a person surely in more
     # mentions; an untyped name of an organisation's head joins the organisation its document names ("the
     # Commission")
-    version = "name-rules-13"
+    version = "name-rules-14"
 
     # what `link` reads of the mentions (not their descriptions, offsets or extractor)
     mention_columns = ("entity_id", "name", "normalized_name", "entity_type", "document_id", "confidence")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from kg_assets.core.linking.clusters import OTHER
+from kg_assets.core.title_words import TITLE_HEADS, TITLE_MODIFIERS
 from kg_assets.core.linking.name_keys import acronym_forms
 
 # Below this confidence a type is a guess from context alone (the heuristic's place preposition, 0.6; a lone
@@ -19,6 +20,26 @@ WEAK_BELOW = 0.7
 # A name whose first word is an ordinal or a number names one of a series ("Twelfth Doctor"): no surname evidence.
 ORDINAL_FIRST = (r"(?i)^(\S*\d\S*|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
                  r"|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|new|next|last|late|former)\s")
+
+
+# Words that make a capitalised phrase a title, an office or a sentence rather than a person's name ("Doctor Who",
+# "Prime Minister", "Game of Thrones"): function words and the words of titles (name-rules-14).
+NOT_IN_A_PERSONS_NAME = frozenset("""
+the a an of and or for to in on at by with from who whom whose what which where when why how this that these those
+is are was were be been not no my your his her its our their i you he she it we they me him us them
+doctor dr mr mrs ms sir lord lady king queen prince princess president minister chancellor general captain
+""".split()) | TITLE_HEADS | TITLE_MODIFIERS
+
+
+def _capitalised_name() -> pl.Expr:
+    return pl.col("tok").list.eval(pl.element().str.contains(r"^\p{Lu}")).list.all()
+
+
+def _plain_person_name() -> pl.Expr:
+    """A full name of capitalised words that starts with a given name and has no function word nor title word
+    ("Jane Roe", not "Doctor Who" nor "Prime Minister Office")."""
+    return (_full_name_shaped() & _capitalised_name()
+            & ~pl.col("tok").list.eval(pl.element().str.to_lowercase().is_in(list(NOT_IN_A_PERSONS_NAME))).list.any())
 
 
 def _full_name_shaped() -> pl.Expr:
@@ -75,6 +96,11 @@ def untyped_person_names(keyed: pl.DataFrame, node_docs: pl.DataFrame,
                  .group_by("key", "doc").agg(pl.col("n").sum().alias("untyped_n")))
         outnumbered = (sure.join(loose, on=["key", "doc"]).filter(pl.col("person_n") > pl.col("untyped_n"))
                        .select("key").unique())
+        # ... or a plain person's name (no function word, no title word) that some document types a person's
+        # surely: "President Jane Roe" in one passage, "Jane Roe's company" in another (name-rules-14)
+        plain = (full.filter(_plain_person_name()).select("key", "idx").join(node_doc_counts, on="idx")
+                 .filter(~pl.col("weak")).select("key").unique())
+        outnumbered = pl.concat([outnumbered, plain]).unique()
     confirmed = pl.concat([
         full.join(node_docs, on="idx").join(surname_docs, on=["surname", "doc"], how="semi").select("key"),
         named,
@@ -119,7 +145,7 @@ def resolved_types(keyed: pl.DataFrame, node_doc_counts: pl.DataFrame) -> pl.Dat
                    .select("idx", pl.col("key").alias("surname")).join(node_doc_counts, on="idx")
                    .select("surname", "doc").unique())
     # (capitalised words only: "Copies of Tolstoy" is no name of a person)
-    capitalised = pl.col("tok").list.eval(pl.element().str.contains(r"^\p{Lu}")).list.all()
+    capitalised = _capitalised_name()
     full_names = (keyed.filter(shaped & capitalised & (pl.col("entity_type") == OTHER))
                   .select("idx", "key", pl.col("key").str.extract(r"(\S+)$").alias("surname"))
                   .join(node_doc_counts, on="idx").join(lone_people, on=["surname", "doc"], how="semi")

@@ -56,6 +56,7 @@ from kg_assets.extractors.heuristic.cue_patterns import (
     ORG_ROLE_PERSON_RE,
     POSS_ROLE_RE,
     POSS_TO_PERSON_RE,
+    WHO_PLURAL_RE,
     WHO_RE,
 )
 from kg_assets.extractors.heuristic.lexicon import FOUNDER_WORDS, FUNCTION_WORDS, PAST_MARKERS, ROLE_WORDS
@@ -311,7 +312,8 @@ class AttributeReader(CueContext):
                 and OF_GAP_RE.fullmatch(text, sp.end, spans[j].start)
             ):
                 self.emit_role([k], j, None, CONF_ATTR_WEAK)  # "Dr. Sarah Chen of the Quantum Dynamics Lab"
-        if comma and self.weak(sp) and "PERSON" in self.allowed and WHO_RE.match(text, sp.end):
+        if (comma and self.weak(sp) and "PERSON" in self.allowed and WHO_RE.match(text, sp.end)
+                and not WHO_PLURAL_RE.match(text, sp.end)):
             self.settle(k, "PERSON")  # "Lena Ortiz, who leads user support"
 
     def _organization_role_person(self, k: int) -> None:

@@ -61,6 +61,9 @@ OF_GAP_RE = re.compile(r"\s+of\s+(?:the\s+)?")
 COORD_GAP_RE = re.compile(rf"\s*(?:,\s*(?:and\s+)?|and\s+){_TITLE_OPT}")
 RELATIVE_RE = re.compile(r"\s*,?\s*(?:who|which|that)\b")
 WHO_RE = re.compile(r"\s*,\s*who\b")
+# "who" with a plural verb speaks of a team, a party or a crowd ("Velmora United, who have won twice";
+# heuristic-14), not of one person
+WHO_PLURAL_RE = re.compile(r"\s*,\s*who\s+(?:have|are|were|do|haven't|aren't|weren't|don't)\b")
 AS_ROLE_RE = re.compile(
     rf"{_ACRONYM_OPT},?\s+as\s+(?:(?:a|an|the|its|their|our|his|her)\s+)?"
     rf"(?P<role>[{UPPER}][\w&-]*(?:\s+(?:(?:of|for|and|&)\s+)?[{UPPER}][\w&-]*){{0,5}}|(?i:{_ROLE_ONE}))"

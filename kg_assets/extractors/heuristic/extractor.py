@@ -57,7 +57,7 @@ class HeuristicExtractor:
     # story ("Author: ... Editor: ...", "ab / cd (AFP, dpa)": `credits`), a lower-case noun for a person before a
     # name types it PERSON ("the journalist Jane Roe"), adjectives in -al and abstract nouns in -ism alone are no
     # names, a nationality adjective before a name the chunk names alone is no part of it ("Shiite Iran")
-    code_version = "heuristic-13"
+    code_version = "heuristic-14"
 
     def __init__(
         self,

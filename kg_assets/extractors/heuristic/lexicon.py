@@ -108,6 +108,15 @@ PLACE_PREPOSITIONS = _words(
 NOT_PLACE_BEFORE_PREP = _words(
     "according due thanks prior compared close next relative similar listen talk talked"
 )
+# words after which "to" names whom something is said, given or lost to, not where one goes ("spoke to Jane Roe",
+# "dedicated to ...", "lost to Velmora United", "a blow to ..."; heuristic-14)
+RECIPIENT_BEFORE_TO = _words(
+    """speak speaks spoke spoken speaking talking talks explain explained explaining reply replied replies
+    respond responded responding react reacted reacting apologize apologized apologise apologised appeal
+    appealed appealing dedicated dedicate dedicating devoted devote tribute lose loses lost losing loss losses
+    defeat blow belong belongs belonged belonging married engaged wrote write writes writing letter
+    letters message messages interview"""
+)
 DETERMINERS = _words("the a an this that these those its his her their our my your whose")
 GIVEN_NAMES = _words(
     """james john robert michael william david richard joseph thomas charles christopher daniel matthew

@@ -34,7 +34,8 @@ Types (first rule that fires; confidence in brackets)
     6b. a noun for a person in lower case right before it (``the journalist Jane Roe``, ``his wife Ann``:
        ``lexicon.PERSON_NOUNS``) -> PERSON [0.75] (heuristic-13)
     7. place preposition right before (``in``, ``at``, ``from``, ``near``, ``to`` ...; not in
-       "according to") -> LOCATION [0.6]
+       "according to", nor "to" after a verb that takes a recipient: "spoke to", "lost to"; heuristic-14)
+       -> LOCATION [0.6]
     8. otherwise OTHER [0.4]
     Within one chunk: an ALLCAPS acronym in parentheses right after a span whose capitalised words it
     abbreviates (``Quantum Dynamics Lab (QDL)``, not ``Alan Okafor (QDL)``) takes that span's type (unless it is strongly typed itself) and is not a relation endpoint
@@ -62,7 +63,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from kg_assets.core.extraction.titles import TITLE_HEADS, TITLE_MODIFIERS
+from kg_assets.core.title_words import TITLE_HEADS, TITLE_MODIFIERS
 from kg_assets.extractors.heuristic.common_words import follows_colon, opens_line, without_common_words
 from kg_assets.extractors.heuristic.lexicon import (
     BASE_AFTER,
@@ -77,6 +78,7 @@ from kg_assets.extractors.heuristic.lexicon import (
     PERSON_NOUNS,
     PLACE_PREPOSITIONS,
     PROTOCOL_WORDS,
+    RECIPIENT_BEFORE_TO,
     REPORTING,
     UPPER,
     VERB_FORMS,
@@ -116,8 +118,10 @@ _CAPWORD = (
     rf"|[a-z]{{1,3}}[{_UPPER}][\w'’]*(?![\w&]))"  # iPhone, eBay, macOS
 )
 _CONN = r"(?:of|for|on|and|de|du|da|di|del|della|der|den|van|von|la|le|y|&)(?:[ \t](?:the|der|den|de|la))?"
+# the Arabic article of a surname after a given name: "Bashar al-Assad", "Abu Bakr al-Baghdadi" (heuristic-14)
+_ARTICLE = rf"(?:al|el|ad|ar|as|ash|at|az|an|ud|ul|ur)-[{_UPPER}][\w'’]*(?![\w&])"
 _SPAN_RE = re.compile(
-    rf"(?<![\w'’]){_CAPWORD}(?:{_SP}(?:{_CONN}{_SP})?{_CAPWORD})*(?:{_SP}(?:1[5-9]|20)\d\d(?!\w))?"
+    rf"(?<![\w'’]){_CAPWORD}(?:{_SP}(?:{_CONN}{_SP})?{_CAPWORD}|(?<!The){_SP}{_ARTICLE})*(?:{_SP}(?:1[5-9]|20)\d\d(?!\w))?"
 )
 _NEXT_WORD_RE = re.compile(r"[ \t]+([a-z][a-z'’-]*)")
 _HAS_WORD_RE = re.compile(r"\w")
@@ -162,6 +166,18 @@ class Span:
         self.has_conn = False
 
 
+def _after_title(sub: SubSpan) -> SubSpan:
+    """A name with an Arabic article ("Syrian President Bashar al-Assad") loses the title before it here, as the
+    row builder's title rule, which wants capitalised words, would not: the name is a person's (heuristic-14)."""
+    toks = sub.tokens
+    if len(toks) < 3 or not any(t[2][:1].islower() and "-" in t[2] for t in toks):
+        return sub
+    last = max((i for i, t in enumerate(toks) if word_key(t[2]) in TITLE_HEADS), default=-1)
+    if last < 0 or last >= len(toks) - 2:
+        return sub
+    return sub._replace(tokens=toks[last + 1:], honor=True, first_in_match=False, prev=(word_key(toks[last][2]), None))
+
+
 def _protocol_only(name: str) -> bool:
     """COMPLETE, SYSTEM, "USER ASSISTANT": protocol words quoted by a document, never an entity."""
     words = WORD_RE.findall(name)
@@ -194,7 +210,7 @@ class MentionFinder:
         cached = self._decomp_cache.get(group)
         if cached is not None:
             return cached
-        subs = split_sub_spans(match_tokens(group), self._keep_connector)
+        subs = [_after_title(sub) for sub in split_sub_spans(match_tokens(group), self._keep_connector)]
         result = tuple(record for sub in subs if (record := self._sub_span_record(group, sub)) is not None)
         if len(self._decomp_cache) >= _CACHE_LIMIT:
             self._decomp_cache.clear()
@@ -269,7 +285,8 @@ class MentionFinder:
                     sp.etype, sp.conf, sp.cue = base
                 elif p1 in PERSON_NOUNS and not has_of and not has_year and len(words) <= 4:
                     sp.etype, sp.conf, sp.cue = "PERSON", CONF_PERSON_NOUN, "person_noun"
-                elif p1 in PLACE_PREPOSITIONS and p2 not in NOT_PLACE_BEFORE_PREP:
+                elif (p1 in PLACE_PREPOSITIONS and p2 not in NOT_PLACE_BEFORE_PREP
+                      and not (p1 == "to" and p2 in RECIPIENT_BEFORE_TO)):
                     sp.etype, sp.conf, sp.cue = "LOCATION", CONF_PREPOSITION, "preposition"
                 else:
                     sp.etype, sp.conf, sp.cue = "OTHER", CONF_FALLBACK, "fallback"
@@ -373,10 +390,21 @@ class MentionFinder:
             if sp.etype == "PERSON" and len(sp.words) >= 2:
                 last = sp.name.rsplit(None, 1)[-1]
                 person_last.setdefault(last, sp.start)
+                if last[:1].islower() and "-" in last:  # "Assad" of "Bashar al-Assad"
+                    person_last.setdefault(last.split("-", 1)[1], sp.start)
+                parts = sp.name.split()
+                if len(parts) >= 3 and parts[-2] in PARTICLES:  # "de Maiziere" of "Thomas de Maiziere"
+                    person_last.setdefault(parts[-2] + " " + last, sp.start)
                 person_first.setdefault(sp.name.split(None, 1)[0], sp.start)
         if person_last:
             for sp in spans:
-                if len(sp.words) != 1 or sp.cue in ("honorific", "acronym") or sp.etype == "PERSON":
+                if sp.cue in ("honorific", "acronym") or sp.etype == "PERSON":
+                    continue
+                if len(sp.words) == 2 and sp.words[0] in PARTICLES:  # "De Maiziere" after "Thomas de Maiziere"
+                    if person_last.get(sp.words[0] + " " + sp.name.split(None, 1)[1], sp.start) < sp.start:
+                        sp.etype, sp.conf, sp.cue = "PERSON", CONF_CHUNK_CONTEXT, "surname"
+                    continue
+                if len(sp.words) != 1:
                     continue
                 if person_last.get(sp.name, sp.start) < sp.start:
                     sp.etype, sp.conf, sp.cue = "PERSON", CONF_CHUNK_CONTEXT, "surname"
