@@ -170,7 +170,7 @@ def test_custom_gazetteer_and_entity_types():
 
 def test_the_version_follows_the_settings_that_change_the_output():
     default = HeuristicExtractor()
-    assert default.version.startswith("heuristic-14/") and default.version == HeuristicExtractor().version
+    assert default.version.startswith("heuristic-15/") and default.version == HeuristicExtractor().version
     versions = {
         default.version,
         HeuristicExtractor(entity_types=("PERSON", "ORGANIZATION", "OTHER")).version,

@@ -56,8 +56,12 @@ class HeuristicExtractor:
     # name after it ("Former CIA", "Understanding Islam": `leading_words`); 13: a credit line names no entity of the
     # story ("Author: ... Editor: ...", "ab / cd (AFP, dpa)": `credits`), a lower-case noun for a person before a
     # name types it PERSON ("the journalist Jane Roe"), adjectives in -al and abstract nouns in -ism alone are no
-    # names, a nationality adjective before a name the chunk names alone is no part of it ("Shiite Iran")
-    code_version = "heuristic-14"
+    # names, a nationality adjective before a name the chunk names alone is no part of it ("Shiite Iran"); 14: one
+    # type per person, "to" after a verb of speaking names no place, the Arabic article; 15: a proper adjective before a noun
+    # for a place ("the Alpine country"), a section label ("Interview", "China Opinion:") and a plural noun for people
+    # ("Lawmakers") alone are no names, a religion after "in" is no place (`common_words`); "Chamber" and "Corps" head
+    # an organisation's name ("Chamber of Commerce and Industry")
+    code_version = "heuristic-15"
 
     def __init__(
         self,

@@ -74,6 +74,7 @@ HONORIFICS = _words(
 TITLES_ANYWHERE = _words("dr prof mr mrs ms mx ceo cto cfo coo cio cso cmo")
 PARTICLES = _words("de du da di del della der den van von la le y")
 CONNECTORS = PARTICLES | {"of", "for", "on", "and", "&", "the"}
+# (chamber chambers corps: heuristic-15, "Chamber of Commerce", "Army Corps of Engineers")
 ORG_HEADS = _words(
     """inc corp corporation ltd llc llp plc gmbh ag co company companies group holdings lab labs
     laboratory laboratories university college school academy institute institution foundation bank
@@ -82,7 +83,7 @@ ORG_HEADS = _words(
     systems technologies solutions software networks partners capital ventures industries enterprises
     media pharmaceuticals pharma therapeutics biosciences motors airlines airways studios records press
     times party army navy police court parliament senate congress government hospital clinic museum
-    library club fc consortium collective cooperative union"""
+    library club fc consortium collective cooperative union chamber chambers corps"""
 )
 EVENT_HEADS = _words(
     """summit conference festival war olympics championship championships cup expo symposium workshop
