@@ -285,6 +285,18 @@ def test_a_plural_joins_its_singular_when_the_corpus_writes_both():
     assert not same(c, ("James Adams", P), ("James Adam", P))
 
 
+def test_a_name_with_an_umlaut_is_the_same_name_with_the_umlaut_spelled_out():
+    c = clusters(mentions(("d1", "Zoë Müller", P), ("d1", "Zoë Müller", P), ("d2", "Zoe Mueller", P),
+                          ("d3", "Jürgen Groß", P), ("d4", "Juergen Gross", X),
+                          ("d5", "Köln", L), ("d6", "Koeln", O),
+                          ("d7", "Anna Muller", P), ("d8", "Anna Mueller", P)))
+    assert same(c, ("Zoe Mueller", P), ("Zoë Müller", P))
+    assert c[("Zoe Mueller", P)] == eid("Zoë Müller", P)  # the spelling the corpus writes more
+    assert same(c, ("Juergen Gross", X), ("Jürgen Groß", P))  # untyped: one reading
+    assert not same(c, ("Koeln", O), ("Köln", L))  # two readings stay two
+    assert not same(c, ("Anna Muller", P), ("Anna Mueller", P))  # no umlaut written: nothing says they are one
+
+
 def test_a_name_after_its_makers_name_is_the_name():
     # "Atlas Arm C2" mostly without the long name: no short form of it by containment, but the same product
     c = clusters(mentions(("d1", "Northwind Robotics", O), ("d2", "Northwind Atlas Arm C2", X),

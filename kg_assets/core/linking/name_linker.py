@@ -34,7 +34,8 @@ names; none is tuned to a data set.
    when the corpus spells it out as one and as no place ("at QDL" beside "Quantum Dynamics Lab", name-rules-9).
    Variants only the corpus confirms (`variants.py`): a plural beside its singular ("Northwind Atlas Arms" =
    "Northwind Atlas Arm"), a name after its maker's ("Northwind Atlas Arm C2" = "Atlas Arm C2" where
-   "Northwind" names an organisation).
+   "Northwind" names an organisation), a name with a German umlaut or ß and the same name with it spelled out ("Zoe
+   Mueller" = "Zoë Müller", name-rules-15; folding diacritics alone makes the one MULLER and the other MUELLER).
 3. Short forms (directed: a short id joins at most one long entity of the SAME type). The short side
    must be written as a name (a capitalised word, not "15-inch" or "jury") and, except for acronyms,
    have at least 4 characters (the seed rule; a lone word of a person's name, 2, in the document that names the
@@ -123,7 +124,7 @@ from kg_assets.core.linking.short_forms import (MIN_PERSON_WORD_CHARS, RULE_METH
                                                 same_document_pairs, short_form_evidence, short_nodes, type_ok,
                                                 untyped_person_word)
 from kg_assets.core.linking.type_vote import WEAK_BELOW, lone_word_evidence, resolved_types, untyped_person_names
-from kg_assets.core.linking.variants import maker_qualified_variants, plural_variants
+from kg_assets.core.linking.variants import maker_qualified_variants, plural_variants, umlaut_spellings
 from kg_assets.core.normalize import is_description_expr
 
 COVERAGE = 0.5  # same-document votes must cover this share of the short id's documents
@@ -166,7 +167,8 @@ class NameLinker:
     # 13: an untyped full name is the person of that name where its document types it a person surely in more
     # mentions; an untyped name of an organisation's head joins the organisation its document names ("the
     # Commission")
-    version = "name-rules-14"
+    # 15: a name with a German umlaut is the same name with the umlaut spelled out ("Zoe Mueller" = "Zoë Müller")
+    version = "name-rules-15"
 
     # what `link` reads of the mentions (not their descriptions, offsets or extractor)
     mention_columns = ("entity_id", "name", "normalized_name", "entity_type", "document_id", "confidence")
@@ -271,6 +273,9 @@ class NameLinker:
         for idx, target in plural_variants(readings).iter_rows():
             count += uf.union(idx, target, "name_variant", 0.85,
                               f'plural: "{names[idx]}" is the plural of "{names[target]}"')
+        for idx, target in umlaut_spellings(nodes, readings).iter_rows():
+            count += uf.union(idx, target, "name_variant", 0.9,
+                              f'spelling: "{names[idx]}" is "{names[target]}" with its umlauts spelled out')
         for idx, target in maker_qualified_variants(readings).iter_rows():
             count += uf.union(idx, target, "maker_name", 0.8,
                               f'"{names[idx]}" is "{names[target]}" after the name of its maker')

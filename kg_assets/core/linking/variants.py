@@ -1,5 +1,6 @@
 """Name variants only the corpus can confirm (name-rules-8): a plural beside its singular, and a name beside the
-same name qualified by the organisation that makes it.
+same name qualified by the organisation that makes it; and (name-rules-15) a name with a German umlaut beside the same
+name with the umlaut spelled out ("Zoë Müller" and "Zoe Mueller").
 
 Both work on keys (`name_keys.with_name_keys`) with the reading each id's documents give it
 (`type_vote.resolved_types`), and both need the other form written as a name somewhere in the corpus, so neither
@@ -14,11 +15,14 @@ from __future__ import annotations
 import polars as pl
 
 from kg_assets.core.linking.clusters import OTHER
-from kg_assets.core.linking.name_keys import COMPANY_DESCRIPTORS
+from kg_assets.core.linking.name_keys import COMPANY_DESCRIPTORS, with_name_keys
 
 NOT_VARIED = ("PERSON", "LOCATION")
 # The longest maker written before a product's name ("Northwind", "Helix Sensors", "Deutsche Welle").
 MAX_MAKER_TOKENS = 3
+# German's own spelling of its letters where a keyboard or a system has none. Folding diacritics alone makes
+# "Müller" MULLER, and the same person written "Mueller" MUELLER.
+UMLAUT_SPELLINGS = {"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue", "ß": "ss"}
 
 
 def _compatible(left: str, right: str) -> pl.Expr:
@@ -71,3 +75,19 @@ def maker_qualified_variants(readings: pl.DataFrame) -> pl.DataFrame:
              .filter(_compatible("reading", "target_reading") & (pl.col("idx") != pl.col("target"))))
     one_maker = pairs.group_by("target").agg(pl.col("maker").n_unique().alias("makers")).filter(pl.col("makers") == 1)
     return pairs.join(one_maker, on="target", how="semi").select("idx", "target").unique().sort("idx", "target")
+
+
+def umlaut_spellings(nodes: pl.DataFrame, readings: pl.DataFrame) -> pl.DataFrame:
+    """(idx, target): a name written with ä, ö, ü or ß and the id of the same name written with ae, oe, ue or ss
+    ("Zoe Mueller" -> "Zoë Müller"), of one reading or one of them untyped. People are included: it is one name in
+    two spellings, not two names. Both spellings must be in the corpus."""
+    written = nodes.filter(pl.col("name").str.contains("[äöüÄÖÜß]"))
+    if written.height == 0:
+        return pl.DataFrame(schema={"idx": pl.Int64, "target": pl.Int64})
+    spelled = with_name_keys(written.select(
+        "idx", pl.col("name").str.replace_many(list(UMLAUT_SPELLINGS), list(UMLAUT_SPELLINGS.values())), "entity_type"))
+    spelled = spelled.filter(pl.col("key") != "").select(pl.col("idx").alias("target"), "key").join(
+        readings.select(pl.col("idx").alias("target"), pl.col("reading").alias("target_reading")), on="target")
+    return (readings.select("idx", "key", "reading").join(spelled, on="key")
+            .filter(_compatible("reading", "target_reading") & (pl.col("idx") != pl.col("target")))
+            .select(pl.col("idx").cast(pl.Int64), pl.col("target").cast(pl.Int64)).unique().sort("idx", "target"))
