@@ -98,6 +98,18 @@ def test_attribute_id_is_the_documented_hash():
     assert row["attribute_id"] == "attr_" + hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
+def test_attribute_and_supersession_ids_are_the_documented_hashes_with_a_fraction_of_a_second():
+    documents = docs(("d1", datetime(2025, 3, 1, 9, 30, 0, 250, tzinfo=UTC), INGESTED), ("d2", None, INGESTED))
+    attrs, sups = build_entity_attributes(obs(("o1", "d1", "e_chen", "title", "CTO", 0.9),
+                                              ("o2", "d2", "e_chen", "title", "CEO", 0.9)), documents, None)
+    first = "e_chen::title::cto::2025-03-01T09:30:00.000250+00:00"  # as datetime.isoformat() writes it
+    second = "e_chen::title::ceo::2026-01-01T00:00:00+00:00"
+    ids = ["attr_" + hashlib.sha256(raw.encode()).hexdigest()[:16] for raw in (first, second)]
+    assert attrs["attribute_id"].to_list() == ids
+    assert sups["supersession_id"].to_list() == [
+        "sup_" + hashlib.sha256(f"{ids[0]}::{ids[1]}".encode()).hexdigest()[:16]]
+
+
 def test_undated_documents_use_ingested_at():
     documents = docs(("d1", d(2024, 1, 1), INGESTED), ("d2", None, d(2024, 6, 1)), ("d3", d(2025, 1, 1), INGESTED))
     observations = obs(

@@ -155,6 +155,15 @@ def stable_hash(*parts: str, length: int = 16) -> str:
     return hashlib.sha256("::".join(parts).encode()).hexdigest()[:length]
 
 
+def stable_hash_expr(*parts: pl.Expr, prefix: str = "", length: int = 16) -> pl.Expr:
+    """`prefix + stable_hash(*parts)` of each row, for whole columns: the parts joined in Polars, hashed in one pass
+    over a list (a struct per row through `map_elements` costs several times more)."""
+    def hashes(joined: pl.Series) -> pl.Series:
+        return pl.Series([prefix + hashlib.sha256(text.encode()).hexdigest()[:length] for text in joined.to_list()],
+                         dtype=pl.String)
+    return pl.concat_str(parts, separator="::").map_batches(hashes, return_dtype=pl.String)
+
+
 def with_entity_ids(frame: pl.DataFrame, type_col: str, name_col: str, out: str,
                     scope_col: str | None = None) -> pl.DataFrame:
     """Add `out` = entity_id(type, name, scope) hashing each distinct triple once (names repeat a lot).

@@ -69,7 +69,7 @@ import polars as pl
 from kg_assets.core import schemas
 from kg_assets.core.linking import apply_redirects
 from kg_assets.core.linking.values import value_classes
-from kg_assets.core.normalize import NON_WORD, fold_marks_expr, stable_hash
+from kg_assets.core.normalize import NON_WORD, fold_marks_expr, stable_hash_expr
 
 DEFAULT_CONFIDENCE = 0.8
 _CONF_UNITS = 1_000_000  # same-time totals are summed as integers: order-independent
@@ -212,17 +212,16 @@ def _time_point_winners(obs: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _iso_utc(column: str) -> pl.Expr:
+    """`datetime.isoformat()` of a UTC time, as the ids were first made: no fraction when it has no microseconds."""
+    at = pl.col(column).dt.convert_time_zone("UTC")
+    return (pl.when(at.dt.microsecond() == 0).then(at.dt.strftime("%Y-%m-%dT%H:%M:%S+00:00"))
+            .otherwise(at.dt.strftime("%Y-%m-%dT%H:%M:%S%.6f+00:00")))
+
+
 def _with_attribute_ids(rows: pl.DataFrame) -> pl.DataFrame:
-    parts = pl.struct("entity_id", "attr_key", "normalized_value", "valid_from")
-    return rows.with_columns(
-        parts.map_elements(
-            lambda r: "attr_"
-            + stable_hash(
-                r["entity_id"], r["attr_key"], r["normalized_value"], r["valid_from"].astimezone(UTC).isoformat()
-            ),
-            return_dtype=pl.String,
-        ).alias("attribute_id")
-    )
+    return rows.with_columns(stable_hash_expr(pl.col("entity_id"), pl.col("attr_key"), pl.col("normalized_value"),
+                                              _iso_utc("valid_from"), prefix="attr_").alias("attribute_id"))
 
 
 def build_entity_attributes(
@@ -284,13 +283,8 @@ def build_entity_attributes(
             pl.col("attribute_id").alias("new_attribute_id"),
             pl.lit("SUPERSEDES").alias("relation_type"),
         )
-        .with_columns(
-            pl.struct("old_attribute_id", "new_attribute_id")
-            .map_elements(
-                lambda r: "sup_" + stable_hash(r["old_attribute_id"], r["new_attribute_id"]), return_dtype=pl.String
-            )
-            .alias("supersession_id")
-        )
+        .with_columns(stable_hash_expr(pl.col("old_attribute_id"), pl.col("new_attribute_id"), prefix="sup_")
+                      .alias("supersession_id"))
     )
     return (
         schemas.conform(rows, schemas.ENTITY_ATTRIBUTES),

@@ -25,7 +25,9 @@ def value_classes(frame: pl.DataFrame, group: list[str], value: str) -> pl.DataF
         frame.select(*group, value).unique().sort(*group, value)
         .with_row_index("idx").with_columns(pl.col("idx").cast(pl.Int64), pl.lit(VALUE).alias("_type"))
     )
-    keyed = with_name_keys(distinct, name=value, entity_type="_type").with_columns(
+    # a key is a function of the text alone: each distinct text is keyed once (cities and employers repeat)
+    texts = with_name_keys(distinct.select(value, "_type").unique(value), name=value, entity_type="_type").drop("_type")
+    keyed = distinct.join(texts, on=value, how="left").with_columns(
         # a value with no letters or digits keeps its own lower-case text as its key
         pl.when(pl.col("key") != "").then(pl.col("key")).otherwise(pl.col(value).str.to_lowercase()).alias("key"))
     shorts = keyed.filter(pl.col("is_acronym")).select(*group, "idx", pl.col("key").alias("h_key"))
