@@ -38,5 +38,16 @@ def main(argv: list[str] | None = None) -> int:
         return 141  # 128 + SIGPIPE, what a shell reports for a command a pipe cut short
 
 
+def entry() -> None:
+    """The `kg` console script: `main` in a process whose garbage collector runs less often
+    (`defs/garbage_collection.py`), which exits without a last full collection."""
+    from kg_assets.defs.garbage_collection import collect_less_often, skip_the_last_collection
+
+    collect_less_often()
+    code = main()
+    skip_the_last_collection()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from kg_assets.defs import automation, checks, extraction, facts, graph, ingest
+from kg_assets.defs.garbage_collection import collect_less_often
 from kg_assets.defs.partitions import describe_arrival_days
 from kg_assets.defs.pools import Pools, backend_pools
 from kg_assets.defs.resources import build_resources
@@ -41,6 +42,9 @@ def _marts(pools: Pools) -> dg.Definitions:
 
 
 _LOADED: dict[str, dg.Definitions] = {}
+# Every process that loads the code location (a UI-launched run's worker, the code server, the daemon's) runs its
+# steps with the collector `kg run` uses.
+collect_less_often()
 
 
 @dg.definitions

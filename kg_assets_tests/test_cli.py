@@ -150,3 +150,24 @@ def test_kg_commands_refuse_a_bad_setting_and_a_missing_warehouse_clearly(tmp_pa
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "no warehouse at" in proc.stderr
     assert not (tmp_path / "w.duckdb").exists(), "a read creates nothing"
+
+
+def test_the_kg_script_and_the_code_location_collect_garbage_less_often(tmp_path):
+    """`kg` is the installed entry point's `entry`: its collector runs every 50,000 allocations, not 700, and what is
+    left at its end is frozen, so the interpreter does not walk it in a last collection (defs/garbage_collection.py);
+    a process that loads the code location (a UI-launched run) gets the same threshold."""
+    script = """
+import atexit, gc, sys
+from importlib.metadata import entry_points
+kg = entry_points(group="console_scripts")["kg"].load()
+atexit.register(lambda: print("threshold", gc.get_threshold()[0], "frozen", gc.get_freeze_count() > 0))
+sys.argv = ["kg", "link", "list", "--db", sys.argv[1]]
+kg()
+"""
+    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path / "w.duckdb")], env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "no warehouse at" in proc.stderr
+    assert proc.stdout.strip() == "threshold 50000 frozen True"
+    proc = subprocess.run([sys.executable, "-c", "import gc, kg_assets.definitions; print(gc.get_threshold()[0])"],
+                          env=_env(tmp_path / "location"), capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "50000", proc.stderr[-2000:]
