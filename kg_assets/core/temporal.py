@@ -51,6 +51,9 @@ Rules
   ``superseded_at`` = the new row's ``valid_from``),
   ``supersession_id`` = ``"sup_" + sha256("old_attribute_id::new_attribute_id")[:16]``.
 * Outputs are sorted (entity_id, attr_key, valid_from) and conform to the schemas below.
+* Every rule above works inside one canonical entity: the rows of some entities, built from their observations
+  alone, are those a build from every observation gives them. `attribute_digests` is what a consolidation compares
+  to rebuild only the entities whose inputs changed.
 
 SQL views
 ---------
@@ -75,6 +78,9 @@ DEFAULT_CONFIDENCE = 0.8
 _CONF_UNITS = 1_000_000  # same-time totals are summed as integers: order-independent
 
 _KEY = ["entity_id", "attr_key"]
+# what the rows are built from: these columns of each observation (observed_at: the chat message's time, if any)
+_INPUTS = {"observation_id": pl.String, "chunk_id": pl.String, "document_id": pl.String, "entity_id": pl.String,
+           "attr_key": pl.String, "value": pl.String, "confidence": pl.Float64, "observed_at": schemas.TS}
 
 
 def normalize_key_expr(expr: pl.Expr) -> pl.Expr:
@@ -101,6 +107,10 @@ def normalize_value_expr(expr: pl.Expr) -> pl.Expr:
 
 def _column(frame: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
     return (pl.col(name) if name in frame.columns else pl.lit(None)).cast(dtype).alias(name)
+
+
+def _inputs(observations: pl.DataFrame) -> pl.DataFrame:
+    return observations.select(*(_column(observations, name, dtype) for name, dtype in _INPUTS.items()))
 
 
 def _document_times(documents: pl.DataFrame) -> pl.DataFrame:
@@ -146,16 +156,7 @@ def _prepare(
 ) -> pl.DataFrame:
     """Clean, timed, redirected observations with their keeper flag."""
     obs = (
-        observations.select(
-            _column(observations, "observation_id", pl.String),
-            _column(observations, "chunk_id", pl.String),
-            _column(observations, "document_id", pl.String),
-            _column(observations, "entity_id", pl.String),
-            _column(observations, "attr_key", pl.String),
-            _column(observations, "value", pl.String),
-            _column(observations, "confidence", pl.Float64),
-            _column(observations, "observed_at", schemas.TS).alias("_message_time"),
-        )
+        _inputs(observations).rename({"observed_at": "_message_time"})
         .unique()
         .with_columns(
             normalize_key_expr(pl.col("attr_key")).alias("attr_key"),
@@ -318,6 +319,30 @@ def resolve_entity_values(observations: pl.DataFrame, mentions: pl.DataFrame, en
         .with_columns(pl.coalesce("_canonical", "value").alias("value"))
         .drop("_value_key", "_canonical")
     )
+
+
+ATTRIBUTE_RULES_VERSION = "attributes-1"  # in every digest: rows made under other rules are made again
+
+
+def with_canonical_ids(observations: pl.DataFrame, redirects: pl.DataFrame | None) -> pl.DataFrame:
+    """`observations` with `canonical_id`: the entity whose attribute rows an observation is part of."""
+    return apply_redirects(observations.with_columns(pl.col("entity_id").alias("canonical_id")),
+                           _resolved_redirects(redirects), ["canonical_id"])
+
+
+def attribute_digests(observations: pl.DataFrame, documents: pl.DataFrame,
+                      redirects: pl.DataFrame | None) -> pl.DataFrame:
+    """(entity_id, digest) per canonical entity: a digest of everything its attribute rows are built from (its
+    observations, values as resolved, with their documents' times and the ids they were observed under) and of the
+    rules' version. An entity whose digest is the same has the same rows."""
+    times = _document_times(documents).rename({"observed_at": "_document_time"})
+    obs = with_canonical_ids(_inputs(observations), redirects)
+    hashed = obs.filter(pl.col("canonical_id").is_not_null()).join(times, on="document_id", how="left").select(
+        "canonical_id", pl.struct(*_INPUTS, "_document_time").hash(seed=0).alias("_h"))
+    low, high = (pl.col("_h") % (1 << 32)).cast(pl.Int64).sum(), (pl.col("_h") // (1 << 32)).cast(pl.Int64).sum()
+    return hashed.group_by("canonical_id").agg(pl.len().alias("_n"), low.alias("_low"), high.alias("_high")).select(
+        pl.col("canonical_id").alias("entity_id"),
+        pl.format("{}:{}:{}:{}", "_n", "_low", "_high", pl.lit(ATTRIBUTE_RULES_VERSION)).alias("digest"))
 
 
 def attributes_as_of(entity_attributes: pl.DataFrame, when: datetime) -> pl.DataFrame:

@@ -15,7 +15,8 @@ from kg_assets.core.extraction.prompts import build_summary_messages
 from kg_assets.core.linking import apply_redirects, keep_created_at, mention_columns
 from kg_assets.core.planning import frame_digest
 from kg_assets.core.relation_schema import apply_relation_schema
-from kg_assets.core.temporal import build_entity_attributes, resolve_entity_values
+from kg_assets.core.temporal import (attribute_digests, build_entity_attributes, resolve_entity_values,
+                                     with_canonical_ids)
 from kg_assets.defs.llm_calls import export_calls
 from kg_assets.defs.planner import OVERRIDES_DIGEST_KEY
 from kg_assets.defs.pools import Pools
@@ -167,18 +168,27 @@ def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     raw = wh.attribute_observations()
     observations = resolve_entity_values(raw, mentions, entities).join(message_times(raw, wh), on="observation_id",
                                                                         how="left")
-    attributes, supersessions = build_entity_attributes(observations, wh.document_times(), redirects)
-    wh.replace_tables({"entity_attributes": attributes, "attribute_supersessions": supersessions})
-    current = attributes.filter(pl.col("valid_until").is_null())
-    context.log.info(f"{current.height:,} current attributes, {supersessions.height:,} supersessions")
+    times = wh.document_times()
+    # only the entities whose inputs changed since the last consolidation get their rows made again
+    store = ConsolidationStore(wh, redirects)
+    changed, replace_all = store.changed_attribute_entities(attribute_digests(observations, times, redirects))
+    if not replace_all:
+        observations = with_canonical_ids(observations, redirects).filter(
+            pl.col("canonical_id").is_in(changed["entity_id"].implode())).drop("canonical_id")
+    attributes, supersessions = build_entity_attributes(observations, times, redirects)
+    counts = store.replace_attribute_rows(changed, replace_all, attributes, supersessions)
+    context.log.info(f"{counts['current']:,} current attributes, {counts['supersessions']:,} supersessions "
+                     f"({changed.height:,} entities' rows made again{', all of them' if replace_all else ''})")
     yield dg.MaterializeResult(asset_key="entity_attributes", data_version=content_version(wh, "entity_attributes"), metadata={
-        "dagster/row_count": attributes.height,
-        "observations": observations.height,
-        "current_attributes": current.height,
-        "history_rows": attributes.height - current.height,
+        "dagster/row_count": counts["rows"],
+        "rebuilt_keys": changed.height,
+        "observations": raw.height,
+        "observations_read_again": observations.height,
+        "current_attributes": counts["current"],
+        "history_rows": counts["rows"] - counts["current"],
     })
     yield dg.MaterializeResult(asset_key="attribute_supersessions", data_version=content_version(wh, "attribute_supersessions"),
-                               metadata={"dagster/row_count": supersessions.height})
+                               metadata={"dagster/row_count": counts["supersessions"]})
 
 
 def _spec(key: str, deps: list[str], description: str, table: str | None = None) -> dg.AssetSpec:

@@ -7,6 +7,8 @@ entities; a node of its entity row, its summary and its degree. Each digest is `
 that group, computed by DuckDB over the whole table without fetching it, so a consolidation finds the keys the
 new, changed or deleted documents (or a new linking decision) touched, and rebuilds those only, in batches.
 The digests of the last consolidation are in `kg.consolidation_digests`; with none there, every key is rebuilt.
+The attribute history is kept the same way, per canonical entity, with digests computed in Polars
+(`core.temporal.attribute_digests`: its inputs are resolved against every entity's names first).
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ def _digest(inputs: str) -> str:
     return f"count(*)::VARCHAR || ':' || sum(hash({inputs}))::VARCHAR"
 
 
+ATTRIBUTES = "entity_attributes"  # the attribute history's digests (keys: canonical entity ids)
+ATTRIBUTE_TABLES = ("entity_attributes", "attribute_supersessions")
 KEY_SEPARATOR = "\x1f"  # the unit separator: never part of an id or a relation type
 _SEP = "chr(31)"
 KEYS = {"entities": ENTITY_KEY, "graph_edges": EDGE_KEY, "graph_nodes": NODE_KEY}
@@ -148,6 +152,53 @@ class ConsolidationStore:
             self.wh._insert(con, "consolidation_digests", rows)
             return int(fetch_scalar(con, f"SELECT count(*) FROM {SCHEMA}.consolidation_digests WHERE table_name = $t",
                                     {"t": table}))
+        return self.wh.write(body)
+
+    # ---- the attribute history, per canonical entity ------------------------------------------------
+    def changed_attribute_entities(self, digests: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
+        """(entity_id, digest: null for an entity with no observations left) of the entities whose attribute rows
+        must be made again, given every entity's `digests` now; and whether every row must be (replace_all: the
+        stored digests are not those of the entities the table holds, after rows written or deleted by hand, or
+        digests cleared for a full rebuild). An entity whose observations make no row has no stored digest, so it is
+        made again (into no rows) at each consolidation."""
+        with self.wh.connect(read_only=True) as con:
+            con.register("_new", digests.select("entity_id", "digest"))
+            try:
+                # a digest is stored for each entity with rows, and only for those
+                uncovered = fetch_scalar(con, f"""SELECT count(*) FROM
+                    (SELECT DISTINCT entity_id FROM {SCHEMA}.entity_attributes) a
+                    FULL JOIN (SELECT key FROM {SCHEMA}.consolidation_digests WHERE table_name = $t) d
+                    ON d.key = a.entity_id WHERE a.entity_id IS NULL OR d.key IS NULL""", {"t": ATTRIBUTES})
+                changed = fetch_frame(con, f"""
+                    WITH old AS (SELECT key, digest FROM {SCHEMA}.consolidation_digests WHERE table_name = $t)
+                    SELECT coalesce(n.entity_id, o.key) AS entity_id, n.digest FROM _new n FULL JOIN old o
+                    ON n.entity_id = o.key WHERE n.digest IS DISTINCT FROM o.digest OR $all ORDER BY 1""",
+                                      {"t": ATTRIBUTES, "all": uncovered > 0})
+            finally:
+                con.unregister("_new")
+        return changed, uncovered > 0
+
+    def replace_attribute_rows(self, changed: pl.DataFrame, replace_all: bool, attributes: pl.DataFrame,
+                               supersessions: pl.DataFrame) -> dict[str, int]:
+        """Make `attributes` and `supersessions` the rows of the `changed` entities (every row, when replace_all)
+        and store their digests, in one transaction; returns the tables' rows after."""
+        scope = "" if replace_all else " WHERE entity_id IN (SELECT v FROM _ids)"
+        ids = {} if replace_all else {"ids": Keys(changed["entity_id"])}
+        digests = changed.filter(pl.col("entity_id").is_in(attributes["entity_id"].implode())).select(
+            pl.lit(ATTRIBUTES).alias("table_name"), pl.col("entity_id").alias("key"), "digest")
+
+        def body(con) -> dict[str, int]:
+            for table in ATTRIBUTE_TABLES:
+                execute(con, f"DELETE FROM {SCHEMA}.{table}{scope}", ids or None)
+            execute(con, f"DELETE FROM {SCHEMA}.consolidation_digests WHERE table_name = $t"
+                         f"{'' if replace_all else ' AND key IN (SELECT v FROM _ids)'}", {"t": ATTRIBUTES, **ids})
+            self.wh._insert(con, "entity_attributes", attributes)
+            self.wh._insert(con, "attribute_supersessions", supersessions)
+            self.wh._insert(con, "consolidation_digests", digests)
+            return {"rows": int(fetch_scalar(con, f"SELECT count(*) FROM {SCHEMA}.entity_attributes")),
+                    "current": int(fetch_scalar(con, f"SELECT count(*) FROM {SCHEMA}.entity_attributes "
+                                                     "WHERE valid_until IS NULL")),
+                    "supersessions": int(fetch_scalar(con, f"SELECT count(*) FROM {SCHEMA}.attribute_supersessions"))}
         return self.wh.write(body)
 
     # ---- the input rows of some keys --------------------------------------------------------------
