@@ -1,4 +1,3 @@
-import dagster as dg
 import polars as pl
 import pytest
 
@@ -527,3 +526,19 @@ def test_a_given_name_alone_joins_the_only_person_of_that_given_name_across_docu
     assert not same(c, ("Jordan", P), ("Jordan Reyes", P))  # the corpus types the word a place more often
     assert not same(c, ("Anna", X), ("Anna Berg", P))  # an untyped "Anna Smith" is another Anna
     assert not same(c, ("Grace", X), ("Grace Hopper", P))  # also a surname ("Tom Grace")
+
+
+def test_the_linker_decides_the_same_from_counted_mentions_as_from_every_mention(built_warehouse):
+    """`linked_entities` gives the name linker one row per distinct entity, document and surface form with its
+    mention count (and best confidence), counted in DuckDB; the redirects must be those of every mention."""
+    wh = Warehouse(built_warehouse)
+    linker = NameLinker()
+    columns = list(linker.mention_columns)
+    every, counted = wh.entity_mentions(columns), wh.entity_mention_counts(columns)
+    assert counted.height < every.height and counted["mention_count"].sum() == every.height
+    # the sample's surface forms differ in case and spelling within one id, and its confidences vary
+    assert every.group_by("entity_id").agg(pl.col("name").n_unique()).filter(pl.col("name") > 1).height > 0
+    assert every["confidence"].n_unique() > 1
+    overrides = wh.link_overrides()
+    assert linker.link(counted, overrides).sort("from_id").equals(linker.link(every, overrides).sort("from_id"))
+    assert linker.stats["mentions"] == every.height

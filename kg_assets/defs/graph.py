@@ -39,11 +39,13 @@ link_overrides = dg.AssetSpec(
 def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResource, graph: GraphResource):
     wh = warehouse.get()
     linker = graph.build_linker()  # NameLinker, or the KG_LINKER plug-in
-    mentions = wh.entity_mentions(mention_columns(linker))
+    # counted in DuckDB (one row per entity, document and surface form) for a linker that can read counts
+    counted = getattr(linker, "reads_mention_counts", False)
+    mentions = (wh.entity_mention_counts if counted else wh.entity_mentions)(mention_columns(linker))
+    mention_rows = int(mentions["mention_count"].sum()) if counted else mentions.height
     overrides = wh.link_overrides()
-    context.log.info(f"linking {mentions.height:,} mentions with {linker.name} {linker.version}")
+    context.log.info(f"linking {mention_rows:,} mentions with {linker.name} {linker.version}")
     redirects = keep_created_at(graph.link(linker, mentions, overrides), wh.redirects())
-    mention_rows = mentions.height
     del mentions  # the entities are rebuilt a batch of keys at a time, from the warehouse
     store = ConsolidationStore(wh, redirects)
     times = wh.document_times()

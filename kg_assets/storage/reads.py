@@ -166,6 +166,14 @@ class WarehouseReads:
     def entity_mentions(self, columns: Sequence[str] = (), distinct: bool = False) -> pl.DataFrame:
         return self._rows("entity_mentions", columns, distinct=distinct)
 
+    def entity_mention_counts(self, columns: Sequence[str]) -> pl.DataFrame:
+        """`columns` of the mentions, one row per distinct value of them but `confidence` (its max), with
+        `mention_count`: what a linker that counts mentions reads (at 10,000 documents, 201,584 rows for 727,514)."""
+        names = [c for c in columns if c != "confidence"]
+        keys = ", ".join(f'"{c}"' for c in names)
+        best = ", max(confidence) AS confidence" if "confidence" in columns else ""
+        return self._read(f"SELECT {keys}{best}, count(*) AS mention_count FROM {SCHEMA}.entity_mentions GROUP BY {keys}")
+
     def local_relations(self, columns: Sequence[str] = ()) -> pl.DataFrame:
         return self._rows("local_relations", columns)
 

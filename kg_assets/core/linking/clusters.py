@@ -182,25 +182,33 @@ def override_pairs(overrides: pl.DataFrame | None, index: dict[str, int]) -> tup
 # Distinct entity ids: the nodes every linker works on.
 
 
+def mention_weight(mentions: pl.DataFrame) -> pl.Expr:
+    """How many mentions a row stands for: its `mention_count` where rows were counted
+    (`Warehouse.entity_mention_counts`), else one."""
+    return pl.col("mention_count").cast(pl.Int64) if "mention_count" in mentions.columns else pl.lit(1, pl.Int64)
+
+
 def entity_nodes(mentions: pl.DataFrame) -> pl.DataFrame:
     """One row per entity id: idx, entity_id, entity_type, normalized_name, name (most frequent surface
-    form, ties alphabetical), n_mentions, n_docs. Sorted by entity_id (idx = row number)."""
+    form, ties alphabetical), n_mentions, n_docs. Sorted by entity_id (idx = row number). `mentions` may be
+    counted rows (`mention_weight`)."""
     m = mentions.lazy().select(
         "entity_id",
         pl.coalesce(pl.col("name"), pl.col("normalized_name"), pl.lit("")).alias("name"),
         pl.col("normalized_name").fill_null(""),
         pl.col("entity_type").fill_null(OTHER),
         pl.col("document_id").fill_null(""),
+        mention_weight(mentions).alias("_w"),
     ).filter(pl.col("entity_id").is_not_null())
     names = (
-        m.group_by("entity_id", "name").len()
+        m.group_by("entity_id", "name").agg(pl.col("_w").sum().alias("len"))
         .group_by("entity_id")
         .agg(pl.col("name").sort_by(["len", "name"], descending=[True, False]).first())
     )
     stats = m.group_by("entity_id").agg(
         pl.col("entity_type").min(),
         pl.col("normalized_name").min(),
-        pl.len().cast(pl.Int64).alias("n_mentions"),
+        pl.col("_w").sum().cast(pl.Int64).alias("n_mentions"),
         pl.col("document_id").n_unique().cast(pl.Int64).alias("n_docs"),
     )
     return (stats.join(names, on="entity_id").sort("entity_id").with_row_index("idx")

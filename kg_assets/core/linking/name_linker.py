@@ -118,7 +118,8 @@ import time
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.linking.clusters import OTHER, Clusters, entity_nodes, override_pairs, resolve_clusters
+from kg_assets.core.linking.clusters import (OTHER, Clusters, entity_nodes, mention_weight, override_pairs,
+                                            resolve_clusters)
 from kg_assets.core.linking.name_keys import GEO_ALIASES, long_form_handles, with_name_keys
 from kg_assets.core.linking.short_forms import (MIN_PERSON_WORD_CHARS, RULE_METHOD, SCORES, by_group, rule_ok,
                                                 same_document_pairs, short_form_evidence, short_nodes, type_ok,
@@ -170,8 +171,10 @@ class NameLinker:
     # 15: a name with a German umlaut is the same name with the umlaut spelled out ("Zoe Mueller" = "Zoë Müller")
     version = "name-rules-15"
 
-    # what `link` reads of the mentions (not their descriptions, offsets or extractor)
+    # what `link` reads of the mentions (not their descriptions, offsets or extractor), counted: one row per distinct
+    # value with its `mention_count` decides the same as every mention (`clusters.mention_weight`)
     mention_columns = ("entity_id", "name", "normalized_name", "entity_type", "document_id", "confidence")
+    reads_mention_counts = True
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
@@ -181,7 +184,8 @@ class NameLinker:
 
     def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
         t0 = time.perf_counter()
-        stats: dict[str, float | int] = {"mentions": mentions.height}
+        counted = "mention_count" in mentions.columns
+        stats: dict[str, float | int] = {"mentions": int(mentions["mention_count"].sum()) if counted else mentions.height}
         self.stats = stats
         if mentions.height == 0:
             return schemas.empty(schemas.ENTITY_ALIASES)
@@ -202,8 +206,9 @@ class NameLinker:
         stats["entity_documents"] = node_docs.height
         confidence = pl.col("confidence") if "confidence" in mentions.columns else pl.lit(None, pl.Float64)
         node_doc_counts = (
-            mentions.select("entity_id", pl.col("document_id").fill_null("").alias("doc"), confidence.alias("conf"))
-            .group_by("entity_id", "doc").agg(pl.len().cast(pl.Int64).alias("n"),
+            mentions.select("entity_id", pl.col("document_id").fill_null("").alias("doc"), confidence.alias("conf"),
+                            mention_weight(mentions).alias("w"))
+            .group_by("entity_id", "doc").agg(pl.col("w").sum().cast(pl.Int64).alias("n"),
                                               (pl.col("conf").max().fill_null(1.0) < WEAK_BELOW).alias("weak"))
             .join(nodes.select("entity_id", "idx"), on="entity_id").select("idx", "doc", "n", "weak")
         )
