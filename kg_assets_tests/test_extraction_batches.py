@@ -1,7 +1,6 @@
 """Extraction in bounded batches: the rows are those of one batch, whatever the batch size."""
 
 import duckdb
-import dagster as dg
 
 from kg_assets.core.batches import batches_by_size
 from kg_assets.core import schemas

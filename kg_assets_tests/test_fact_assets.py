@@ -4,7 +4,6 @@ chat users, supersession after a chat edit, retraction, manual facts and the `kg
 import json
 from datetime import UTC, datetime
 
-import dagster as dg
 import polars as pl
 
 from kg_assets.cli import main

@@ -4,7 +4,6 @@ own chunk and graph node offline."""
 import io
 from pathlib import Path
 
-import dagster as dg
 import pytest
 
 from kg_assets.core.documents import read_document
