@@ -28,9 +28,13 @@ def _most_frequent(frame: pl.DataFrame, key: str, value: str, out: str) -> pl.Da
     )
 
 
+# The mention columns `build_entities` reads (not offsets, confidence or extractor)
+ENTITY_INPUT_COLUMNS = ("entity_id", "name", "normalized_name", "entity_type", "document_id", "chunk_id", "description")
+
+
 def build_entities(mentions: pl.DataFrame, documents: pl.DataFrame, redirects: pl.DataFrame) -> pl.DataFrame:
     """One row per canonical entity_id (ENTITIES contract, without validity columns), from the mentions as
-    extracted and the linker's resolved redirects.
+    extracted (ENTITY_INPUT_COLUMNS of them) and the linker's resolved redirects.
 
     Whatever is merged into an entity counts for it (mentions, surface forms, documents, descriptions),
     but its entity_type and normalized_name are those of its own id, so every row keeps the id rule

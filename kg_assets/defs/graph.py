@@ -9,8 +9,8 @@ import dagster as dg
 import polars as pl
 
 from kg_assets.core.chat import observation_message_times
-from kg_assets.core.consolidate import (EDGE_INPUT_COLUMNS, build_edges, build_entities, build_nodes, summary_candidates,
-                                        with_summaries)
+from kg_assets.core.consolidate import (EDGE_INPUT_COLUMNS, ENTITY_INPUT_COLUMNS, build_edges, build_entities,
+                                        build_nodes, summary_candidates, with_summaries)
 from kg_assets.core.extraction.prompts import build_summary_messages
 from kg_assets.core.linking import apply_redirects, keep_created_at, mention_columns
 from kg_assets.core.planning import frame_digest
@@ -49,7 +49,8 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     del mentions  # the entities are rebuilt a batch of keys at a time, from the warehouse
     store = ConsolidationStore(wh, redirects)
     times = wh.document_times()
-    stats = store.rebuild("entities", lambda keys: build_entities(store.mentions_of(keys["entity_id"]), times, redirects))
+    stats = store.rebuild("entities", lambda keys: build_entities(
+        store.mentions_of(keys["entity_id"], ENTITY_INPUT_COLUMNS), times, redirects))
     wh.replace_tables({"entity_aliases": redirects})
     context.log.info(f"entities: {stats['rebuilt_keys']:,} rebuilt, {stats['current']:,} current (the others are made "
                      f"of the same mentions and links as at the last consolidation)")

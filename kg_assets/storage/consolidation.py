@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 
 import polars as pl
 
-from kg_assets.core import schemas
 from kg_assets.core.consolidate import key_batches
 from kg_assets.storage.reads import Keys, execute, fetch_frame, fetch_scalar
 from kg_assets.storage.warehouse import SCHEMA, Warehouse
@@ -202,10 +201,10 @@ class ConsolidationStore:
         return self.wh.write(body)
 
     # ---- the input rows of some keys --------------------------------------------------------------
-    def mentions_of(self, entity_ids: Sequence[str]) -> pl.DataFrame:
-        """Every mention (entity_mentions columns) whose canonical id is one of `entity_ids`."""
-        columns = ", ".join(f'm."{c}"' for c in schemas.ENTITY_MENTIONS)
-        return self._fetch(f"SELECT {columns} FROM ({_MENTIONS}) m WHERE entity_key IN (SELECT v FROM _ids)",
+    def mentions_of(self, entity_ids: Sequence[str], columns: Sequence[str]) -> pl.DataFrame:
+        """`columns` of every mention whose canonical id is one of `entity_ids`, as extracted."""
+        select = ", ".join(f'm."{c}"' for c in columns)
+        return self._fetch(f"SELECT {select} FROM ({_MENTIONS}) m WHERE entity_key IN (SELECT v FROM _ids)",
                            {"ids": Keys(entity_ids)})
 
     def relations_of(self, keys: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
