@@ -130,3 +130,15 @@ def test_extraction_health_thresholds_are_resource_fields(built):
     tolerant = {"resources": {"check_thresholds": {"config": {"max_failed_chunk_share": 0.5}}}}
     evaluation = _run_check(built, "extraction_health", run_config=tolerant)
     assert evaluation.passed and evaluation.metadata["max_failed_share"].value == 0.5
+
+
+@both_backends
+def test_relation_endpoints_exist_reports_each_missing_end_once(built):
+    with built.warehouse.transaction() as con:
+        con.execute(CORRUPTIONS["relation_endpoints_exist"])  # a source nobody mentions
+        con.execute("""UPDATE kg.local_relations SET target_id = 'entity_nowhere' WHERE relation_id IN
+                       (SELECT max(relation_id) FROM kg.local_relations)""")  # ... and the same id as a target
+        con.execute("""UPDATE kg.local_relations SET target_id = 'entity_elsewhere' WHERE relation_id IN
+                       (SELECT min(relation_id) FROM kg.local_relations WHERE target_id <> 'entity_nowhere')""")
+    evaluation = _evaluate(built, "relation_endpoints_exist")
+    assert not evaluation.passed and evaluation.metadata["violations"].value == 2

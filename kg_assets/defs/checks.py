@@ -50,12 +50,7 @@ def mentions_have_chunks(warehouse: WarehouseResource) -> dg.AssetCheckResult:
 
 @kg_check(asset="local_relations", description="Both endpoints of every relation are mentioned entities.")
 def relation_endpoints_exist(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    wh = warehouse.get()
-    missing = pl.concat([
-        wh.orphans("local_relations", column, "entity_mentions", "entity_id").rename({column: "entity_id"})
-        for column in ("source_id", "target_id")
-    ]).unique()
-    return _result(missing, "relation endpoints without a mention")
+    return _result(warehouse.get().relation_endpoint_orphans(), "relation endpoints without a mention")
 
 
 @kg_check(

@@ -387,6 +387,17 @@ class WarehouseReads:
                 ORDER BY 1"""
         )
 
+    def relation_endpoint_orphans(self) -> pl.DataFrame:
+        """entity_id of every relation end (source or target) that no mention has, each once: both ends against one
+        hash table of the mentions' ids."""
+        return self._read(
+            f"""SELECT DISTINCT e.entity_id FROM (SELECT source_id AS entity_id FROM {SCHEMA}.local_relations
+                                                 UNION ALL SELECT target_id FROM {SCHEMA}.local_relations) e
+                WHERE e.entity_id IS NOT NULL AND NOT EXISTS (
+                    SELECT 1 FROM {SCHEMA}.entity_mentions m WHERE m.entity_id = e.entity_id)
+                ORDER BY 1"""
+        )
+
     def orphans(self, table: str, column: str, parent: str, parent_column: str, parent_current: bool = False) -> pl.DataFrame:
         """Rows of `table` whose `column` matches no `parent_column` of `parent` (current rows only if asked)."""
         where = "AND p.valid_until IS NULL" if parent_current else ""
