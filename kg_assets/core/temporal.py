@@ -330,13 +330,13 @@ def with_canonical_ids(observations: pl.DataFrame, redirects: pl.DataFrame | Non
                            _resolved_redirects(redirects), ["canonical_id"])
 
 
-def attribute_digests(observations: pl.DataFrame, documents: pl.DataFrame,
-                      redirects: pl.DataFrame | None) -> pl.DataFrame:
+def attribute_digests(observations: pl.DataFrame, documents: pl.DataFrame) -> pl.DataFrame:
     """(entity_id, digest) per canonical entity: a digest of everything its attribute rows are built from (its
     observations, values as resolved, with their documents' times and the ids they were observed under) and of the
-    rules' version. An entity whose digest is the same has the same rows."""
+    rules' version. An entity whose digest is the same has the same rows. `observations` carry their `canonical_id`
+    (`with_canonical_ids`)."""
     times = _document_times(documents).rename({"observed_at": "_document_time"})
-    obs = with_canonical_ids(_inputs(observations), redirects)
+    obs = _inputs(observations).with_columns(observations["canonical_id"])
     hashed = obs.filter(pl.col("canonical_id").is_not_null()).join(times, on="document_id", how="left").select(
         "canonical_id", pl.struct(*_INPUTS, "_document_time").hash(seed=0).alias("_h"))
     low, high = (pl.col("_h") % (1 << 32)).cast(pl.Int64).sum(), (pl.col("_h") // (1 << 32)).cast(pl.Int64).sum()

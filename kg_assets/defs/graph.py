@@ -12,7 +12,7 @@ from kg_assets.core.chat import observation_message_times
 from kg_assets.core.consolidate import (EDGE_INPUT_COLUMNS, ENTITY_INPUT_COLUMNS, build_edges, build_entities,
                                         build_nodes, summary_candidates, with_summaries)
 from kg_assets.core.extraction.prompts import build_summary_messages
-from kg_assets.core.linking import apply_redirects, keep_created_at, mention_columns
+from kg_assets.core.linking import apply_redirects, keep_created_at, mention_columns, mention_total
 from kg_assets.core.planning import frame_digest
 from kg_assets.core.relation_schema import apply_relation_schema
 from kg_assets.core.temporal import (attribute_digests, build_entity_attributes, resolve_entity_values,
@@ -42,7 +42,7 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     # counted in DuckDB (one row per entity, document and surface form) for a linker that can read counts
     counted = getattr(linker, "reads_mention_counts", False)
     mentions = (wh.entity_mention_counts if counted else wh.entity_mentions)(mention_columns(linker))
-    mention_rows = int(mentions["mention_count"].sum()) if counted else mentions.height
+    mention_rows = mention_total(mentions)
     overrides = wh.link_overrides()
     context.log.info(f"linking {mention_rows:,} mentions with {linker.name} {linker.version}")
     redirects = keep_created_at(graph.link(linker, mentions, overrides), wh.redirects())
@@ -174,11 +174,11 @@ def entity_attributes(context: dg.AssetExecutionContext, warehouse: WarehouseRes
     times = wh.document_times()
     # only the entities whose inputs changed since the last consolidation get their rows made again
     store = ConsolidationStore(wh, redirects)
-    changed, replace_all = store.changed_attribute_entities(attribute_digests(observations, times, redirects))
+    observations = with_canonical_ids(observations, redirects)
+    changed, replace_all = store.changed_attribute_entities(attribute_digests(observations, times))
     if not replace_all:
-        observations = with_canonical_ids(observations, redirects).filter(
-            pl.col("canonical_id").is_in(changed["entity_id"].implode())).drop("canonical_id")
-    attributes, supersessions = build_entity_attributes(observations, times, redirects)
+        observations = observations.filter(pl.col("canonical_id").is_in(changed["entity_id"].implode()))
+    attributes, supersessions = build_entity_attributes(observations.drop("canonical_id"), times, redirects)
     counts = store.replace_attribute_rows(changed, replace_all, attributes, supersessions)
     context.log.info(f"{counts['current']:,} current attributes, {counts['supersessions']:,} supersessions "
                      f"({changed.height:,} entities' rows made again{', all of them' if replace_all else ''})")

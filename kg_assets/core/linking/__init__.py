@@ -18,7 +18,7 @@ plugged in later the same way (and may reuse `resolve_clusters` to turn its pair
 baselines it is compared with live with the scoring code, in `kg_assets.evaluation.baselines`.
 """
 
-from kg_assets.core.linking.clusters import Linker, apply_redirects, keep_created_at, mention_columns
+from kg_assets.core.linking.clusters import Linker, apply_redirects, keep_created_at, mention_columns, mention_total
 from kg_assets.core.linking.name_linker import NameLinker
 
-__all__ = ["Linker", "NameLinker", "apply_redirects", "keep_created_at", "mention_columns"]
+__all__ = ["Linker", "NameLinker", "apply_redirects", "keep_created_at", "mention_columns", "mention_total"]

@@ -188,6 +188,11 @@ def mention_weight(mentions: pl.DataFrame) -> pl.Expr:
     return pl.col("mention_count").cast(pl.Int64) if "mention_count" in mentions.columns else pl.lit(1, pl.Int64)
 
 
+def mention_total(mentions: pl.DataFrame) -> int:
+    """How many mentions `mentions` stands for, counted rows or not (`mention_weight`)."""
+    return int(mentions["mention_count"].sum()) if "mention_count" in mentions.columns else mentions.height
+
+
 def entity_nodes(mentions: pl.DataFrame) -> pl.DataFrame:
     """One row per entity id: idx, entity_id, entity_type, normalized_name, name (most frequent surface
     form, ties alphabetical), n_mentions, n_docs. Sorted by entity_id (idx = row number). `mentions` may be

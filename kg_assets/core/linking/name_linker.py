@@ -118,8 +118,8 @@ import time
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.linking.clusters import (OTHER, Clusters, entity_nodes, mention_weight, override_pairs,
-                                            resolve_clusters)
+from kg_assets.core.linking.clusters import (OTHER, Clusters, entity_nodes, mention_total, mention_weight,
+                                            override_pairs, resolve_clusters)
 from kg_assets.core.linking.name_keys import GEO_ALIASES, long_form_handles, with_name_keys
 from kg_assets.core.linking.short_forms import (MIN_PERSON_WORD_CHARS, RULE_METHOD, SCORES, by_group, rule_ok,
                                                 same_document_pairs, short_form_evidence, short_nodes, type_ok,
@@ -184,8 +184,7 @@ class NameLinker:
 
     def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
         t0 = time.perf_counter()
-        counted = "mention_count" in mentions.columns
-        stats: dict[str, float | int] = {"mentions": int(mentions["mention_count"].sum()) if counted else mentions.height}
+        stats: dict[str, float | int] = {"mentions": mention_total(mentions)}
         self.stats = stats
         if mentions.height == 0:
             return schemas.empty(schemas.ENTITY_ALIASES)
