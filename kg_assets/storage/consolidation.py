@@ -29,18 +29,21 @@ BATCH_ROWS = 500_000
 
 _DOCUMENT_TIMES = f"""(SELECT document_id, coalesce(document_date, ingested_at) AS seen_at
                        FROM {SCHEMA}.documents WHERE valid_until IS NULL)"""
-# a mention with its canonical id (`key`), the inputs of its entity row (core.consolidate.build_entities)
-_MENTIONS = f"""SELECT coalesce(r.to_id, m.entity_id) AS entity_key, m.*, d.seen_at
-                FROM {SCHEMA}.entity_mentions m LEFT JOIN _redirects r ON r.from_id = m.entity_id
-                LEFT JOIN {_DOCUMENT_TIMES} d ON d.document_id = m.document_id"""
+# a mention with its canonical id (`key`), the inputs of its entity row (core.consolidate.build_entities);
+# `{mentions}` is the table or a filtered scan of it
+_MENTIONS_OF = f"""SELECT coalesce(r.to_id, m.entity_id) AS entity_key, m.*, d.seen_at
+                   FROM {{mentions}} m LEFT JOIN _redirects r ON r.from_id = m.entity_id
+                   LEFT JOIN {_DOCUMENT_TIMES} d ON d.document_id = m.document_id"""
+_MENTIONS = _MENTIONS_OF.format(mentions=f"{SCHEMA}.entity_mentions")
 _MENTION_INPUTS = "m.entity_id, m.name, m.normalized_name, m.entity_type, m.document_id, m.chunk_id, m.description, seen_at"
 # a relation with its edge key under the redirects and the relation schema (`_types`: raw -> mapped type; a
 # dropped type has no row), between two current entities
-_RELATIONS = f"""SELECT coalesce(rs.to_id, l.source_id) AS source_key, coalesce(rt.to_id, l.target_id) AS target_key,
-                        t.mapped AS type_key, l.*
-                 FROM {SCHEMA}.local_relations l JOIN _types t ON t.relation_type = l.relation_type
-                 LEFT JOIN _redirects rs ON rs.from_id = l.source_id
-                 LEFT JOIN _redirects rt ON rt.from_id = l.target_id"""
+_RELATIONS_OF = f"""SELECT coalesce(rs.to_id, l.source_id) AS source_key, coalesce(rt.to_id, l.target_id) AS target_key,
+                           t.mapped AS type_key, l.*
+                    FROM {{relations}} l JOIN _types t ON t.relation_type = l.relation_type
+                    LEFT JOIN _redirects rs ON rs.from_id = l.source_id
+                    LEFT JOIN _redirects rt ON rt.from_id = l.target_id"""
+_RELATIONS = _RELATIONS_OF.format(relations=f"{SCHEMA}.local_relations")
 _KNOWN_ENDS = f"""source_key <> target_key
     AND source_key IN (SELECT entity_id FROM {SCHEMA}.entities WHERE valid_until IS NULL)
     AND target_key IN (SELECT entity_id FROM {SCHEMA}.entities WHERE valid_until IS NULL)"""
@@ -201,19 +204,36 @@ class ConsolidationStore:
         return self.wh.write(body)
 
     # ---- the input rows of some keys --------------------------------------------------------------
+    def extracted_ids(self, entity_ids: Sequence[str] | pl.Series) -> pl.Series:
+        """The extracted ids whose canonical id is one of `entity_ids`: each id not redirected elsewhere, and every
+        id redirected to one. A batch's input rows are filtered on these in the table's own scan, before any join:
+        a batch then costs a scan of one column, not the joins over every row (which made a consolidation's
+        batches quadratic in the corpus)."""
+        keys = pl.Series("v", entity_ids, dtype=pl.String)
+        moved = self.redirects.filter(pl.col("from_id") != pl.col("to_id"))["from_id"]
+        pointing = self.redirects.filter(pl.col("to_id").is_in(keys.implode()))["from_id"]
+        return pl.concat([keys.filter(~keys.is_in(moved.implode())), pointing]).unique()
+
     def mentions_of(self, entity_ids: Sequence[str], columns: Sequence[str]) -> pl.DataFrame:
         """`columns` of every mention whose canonical id is one of `entity_ids`, as extracted."""
         select = ", ".join(f'm."{c}"' for c in columns)
-        return self._fetch(f"SELECT {select} FROM ({_MENTIONS}) m WHERE entity_key IN (SELECT v FROM _ids)",
-                           {"ids": Keys(entity_ids)})
+        read = ", ".join(f'"{c}"' for c in dict.fromkeys([*columns, "entity_id", "document_id"]) if c != "seen_at")
+        scan = f"(SELECT {read} FROM {SCHEMA}.entity_mentions WHERE entity_id IN (SELECT v FROM _ids))"
+        return self._fetch(f"SELECT {select} FROM ({_MENTIONS_OF.format(mentions=scan)}) m",
+                           {"ids": Keys(self.extracted_ids(entity_ids))})
 
     def relations_of(self, keys: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
         """`columns` of every local relation that makes one of the edges `keys` (source_id, target_id,
         relation_type), as extracted (ids and type before redirects and schema)."""
         select = ", ".join(f'"{c}"' for c in columns)
-        return self._fetch(f"""SELECT {select} FROM ({_RELATIONS}) r
+        read = ", ".join(f'"{c}"' for c in dict.fromkeys([*columns, "source_id", "target_id", "relation_type"]))
+        scan = f"""(SELECT {read} FROM {SCHEMA}.local_relations WHERE source_id IN (SELECT v FROM _sources)
+                                                               AND target_id IN (SELECT v FROM _targets))"""
+        return self._fetch(f"""SELECT {select} FROM ({_RELATIONS_OF.format(relations=scan)}) r
                                WHERE EXISTS (SELECT 1 FROM _keys k WHERE k.source_id = r.source_key
                                              AND k.target_id = r.target_key AND k.relation_type = r.type_key)""",
+                           {"sources": Keys(self.extracted_ids(keys["source_id"].unique())),
+                            "targets": Keys(self.extracted_ids(keys["target_id"].unique()))},
                            keys=keys.select(EDGE_KEY))
 
     def entities_of(self, entity_ids: Sequence[str]) -> pl.DataFrame:
