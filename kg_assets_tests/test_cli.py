@@ -171,3 +171,19 @@ kg()
     proc = subprocess.run([sys.executable, "-c", "import gc, kg_assets.definitions; print(gc.get_threshold()[0])"],
                           env=_env(tmp_path / "location"), capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == "50000", proc.stderr[-2000:]
+
+
+def test_the_kg_script_imports_the_pdf_parser_only_when_it_reads_a_pdf(tmp_path):
+    """pypdf (with its crypto) is a tenth of a second of every `kg` process's start-up, and most inboxes have no PDF:
+    the code location and the commands load without it, and reading a PDF loads it."""
+    script = f"""
+import sys
+from pathlib import Path
+import kg_assets.cli, kg_assets.definitions
+from kg_assets.core.documents import read_document
+before = "pypdf" in sys.modules
+document = read_document(Path({str(SAMPLE_INBOX)!r}), "reports/annual_report_2025.pdf")
+print(before, "pypdf" in sys.modules, bool(document))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "False True True", proc.stderr[-2000:]

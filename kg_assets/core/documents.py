@@ -21,7 +21,6 @@ from kg_assets.core.files import DocumentError
 from kg_assets.core.files.decoding import decode
 from kg_assets.core.files.html_text import html_to_text
 from kg_assets.core.files.inbox import entry_hash, resolve_key, source_type_of
-from kg_assets.core.files.pdf_text import pdf_to_text
 from kg_assets.core.files.plain_text import plain_text_outline
 from kg_assets.core.isolation import DocumentFailure
 
@@ -92,6 +91,9 @@ def extract_text(raw: bytes, source_type: str, stem: str, forgotten_users: froze
     warnings: list[str | None] = []
     figures: list[dict] = []
     if source_type == "pdf":
+        # imported here: pypdf and its crypto are 0.1 s of every process's start-up, and most inboxes have no PDF
+        from kg_assets.core.files.pdf_text import pdf_to_text
+
         pdf = pdf_to_text(raw, scanned_pages)
         text, title, headings = pdf.text, pdf.title, pdf.headings
         figures = [{"page": f.page, "figure_number": f.figure_number, "caption": f.caption,
