@@ -196,8 +196,13 @@ class NameLinker:
         merges, splits = override_pairs(overrides, index)
         uf = Clusters(n, splits)
         names = nodes["name"].to_list()
+        # Documents as integers in the order of their ids: the rules' many joins, groups and sorts on `doc` hash
+        # and compare 4-byte numbers, not 64-character ids, and every min or tie-break by document is the same.
+        document_id = pl.col("document_id").fill_null("")
+        self._document_ids = mentions.select(document_id.unique().sort())["document_id"]
+        mentions = mentions.with_columns(document_id.rank("dense").cast(pl.UInt32).alias("document_id"))
         node_docs = (
-            mentions.select("entity_id", pl.col("document_id").fill_null(""))
+            mentions.select("entity_id", "document_id")
             .unique()
             .join(nodes.select("entity_id", "idx"), on="entity_id")
             .select("idx", pl.col("document_id").alias("doc"))
@@ -205,7 +210,7 @@ class NameLinker:
         stats["entity_documents"] = node_docs.height
         confidence = pl.col("confidence") if "confidence" in mentions.columns else pl.lit(None, pl.Float64)
         node_doc_counts = (
-            mentions.select("entity_id", pl.col("document_id").fill_null("").alias("doc"), confidence.alias("conf"),
+            mentions.select("entity_id", pl.col("document_id").alias("doc"), confidence.alias("conf"),
                             mention_weight(mentions).alias("w"))
             .group_by("entity_id", "doc").agg(pl.col("w").sum().cast(pl.Int64).alias("n"),
                                               (pl.col("conf").max().fill_null(1.0) < WEAK_BELOW).alias("weak"))
@@ -240,6 +245,10 @@ class NameLinker:
         stats["blocked_by_split"] = uf.blocked
         stats["seconds"] = round(time.perf_counter() - t0, 3)
         return out
+
+    def _document_name(self, doc: int | None) -> str | None:
+        """The document id a rule's `doc` number stands for (numbered from 1 in id order), for evidence text."""
+        return None if doc is None else self._document_ids[doc - 1]
 
     # -- name variants -------------------------------------------------------------------------------
 
@@ -284,7 +293,7 @@ class NameLinker:
             count += uf.union(idx, target, "maker_name", 0.8,
                               f'"{names[idx]}" is "{names[target]}" after the name of its maker')
         for idx, target, doc in untyped_person_names(keyed, node_docs, node_doc_counts).iter_rows():
-            where = f"same document {doc}" if doc is not None else "across documents"
+            where = f"same document {self._document_name(doc)}" if doc is not None else "across documents"
             count += uf.union(idx, target, "person_name", 0.9 if doc is not None else 0.75,
                               f'{where}: untyped "{names[idx]}" is the person "{names[target]}", '
                               f'whose surname alone names a person next to it')
@@ -374,8 +383,8 @@ class NameLinker:
                     continue
                 method = RULE_METHOD[rule]
                 score = SCORES[method][0 if doc is not None else 1]
-                if uf.union(s_idx, l_idx, method, score, short_form_evidence(names, s_idx, l_idx, rule, doc, votes,
-                                                                              n_docs)):
+                evidence = short_form_evidence(names, s_idx, l_idx, rule, self._document_name(doc), votes, n_docs)
+                if uf.union(s_idx, l_idx, method, score, evidence):
                     attached.add(g)
                     links[method] += 1
         return links
