@@ -38,11 +38,11 @@ _MENTIONS = _MENTIONS_OF.format(mentions=f"{SCHEMA}.entity_mentions")
 _MENTION_INPUTS = "m.entity_id, m.name, m.normalized_name, m.entity_type, m.document_id, m.chunk_id, m.description, seen_at"
 # a relation with its edge key under the redirects and the relation schema (`_types`: raw -> mapped type; a
 # dropped type has no row), between two current entities
-_RELATIONS_OF = f"""SELECT coalesce(rs.to_id, l.source_id) AS source_key, coalesce(rt.to_id, l.target_id) AS target_key,
-                           t.mapped AS type_key, l.*
-                    FROM {{relations}} l JOIN _types t ON t.relation_type = l.relation_type
-                    LEFT JOIN _redirects rs ON rs.from_id = l.source_id
-                    LEFT JOIN _redirects rt ON rt.from_id = l.target_id"""
+_RELATIONS_OF = """SELECT coalesce(rs.to_id, l.source_id) AS source_key, coalesce(rt.to_id, l.target_id) AS target_key,
+                          t.mapped AS type_key, l.*
+                   FROM {relations} l JOIN _types t ON t.relation_type = l.relation_type
+                   LEFT JOIN _redirects rs ON rs.from_id = l.source_id
+                   LEFT JOIN _redirects rt ON rt.from_id = l.target_id"""
 _RELATIONS = _RELATIONS_OF.format(relations=f"{SCHEMA}.local_relations")
 _KNOWN_ENDS = f"""source_key <> target_key
     AND source_key IN (SELECT entity_id FROM {SCHEMA}.entities WHERE valid_until IS NULL)
