@@ -217,7 +217,7 @@ class ConsolidationStore:
     def mentions_of(self, entity_ids: Sequence[str], columns: Sequence[str]) -> pl.DataFrame:
         """`columns` of every mention whose canonical id is one of `entity_ids`, as extracted."""
         select = ", ".join(f'm."{c}"' for c in columns)
-        read = ", ".join(f'"{c}"' for c in dict.fromkeys([*columns, "entity_id", "document_id"]) if c != "seen_at")
+        read = ", ".join(f'"{c}"' for c in dict.fromkeys([*columns, "entity_id", "document_id"]))
         scan = f"(SELECT {read} FROM {SCHEMA}.entity_mentions WHERE entity_id IN (SELECT v FROM _ids))"
         return self._fetch(f"SELECT {select} FROM ({_MENTIONS_OF.format(mentions=scan)}) m",
                            {"ids": Keys(self.extracted_ids(entity_ids))})
