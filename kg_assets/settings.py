@@ -279,6 +279,9 @@ class GraphSettings(BaseModel):
     unknown_relation_types: Literal["related", "drop"] = Field(
         "related", validation_alias="KG_UNKNOWN_RELATION_TYPES",
         description="a type outside KG_RELATION_TYPES becomes RELATED_TO (when that is allowed) or is dropped")
+    consolidation_batch_rows: int = Field(
+        500_000, ge=1, validation_alias="KG_CONSOLIDATION_BATCH_ROWS",
+        description="input rows (mentions, relations) a consolidation rebuilds at once: what bounds its memory")
 
     @field_validator("linker")
     @classmethod

@@ -50,7 +50,7 @@ def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResou
     store = ConsolidationStore(wh, redirects)
     times = wh.document_times()
     stats = store.rebuild("entities", lambda keys: build_entities(
-        store.mentions_of(keys["entity_id"], ENTITY_INPUT_COLUMNS), times, redirects))
+        store.mentions_of(keys["entity_id"], ENTITY_INPUT_COLUMNS), times, redirects), graph.consolidation_batch_rows)
     wh.replace_tables({"entity_aliases": redirects})
     context.log.info(f"entities: {stats['rebuilt_keys']:,} rebuilt, {stats['current']:,} current (the others are made "
                      f"of the same mentions and links as at the last consolidation)")
@@ -133,8 +133,8 @@ def knowledge_graph(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         ids = keys["node_id"]
         return build_nodes(with_summaries(store.entities_of(ids), store.summaries_of(ids)), store.edges_at(ids))
 
-    edge_stats = store.rebuild("graph_edges", edges_of)
-    node_stats = store.rebuild("graph_nodes", nodes_of)
+    edge_stats = store.rebuild("graph_edges", edges_of, graph.consolidation_batch_rows)
+    node_stats = store.rebuild("graph_nodes", nodes_of, graph.consolidation_batch_rows)
     context.log.info(f"graph: {node_stats['current']:,} nodes, {edge_stats['current']:,} edges "
                      f"({node_stats['rebuilt_keys']:,} and {edge_stats['rebuilt_keys']:,} rebuilt)")
     yield dg.MaterializeResult(asset_key="graph_edges", data_version=content_version(wh, "graph_edges"), metadata={

@@ -24,9 +24,6 @@ from kg_assets.storage.warehouse import SCHEMA, Warehouse
 ENTITY_KEY = ("entity_id",)
 EDGE_KEY = ("source_id", "target_id", "relation_type")
 NODE_KEY = ("node_id",)
-# Input rows a batch rebuilds at once: what bounds a consolidation's memory, not the corpus.
-BATCH_ROWS = 500_000
-
 _DOCUMENT_TIMES = f"""(SELECT document_id, coalesce(document_date, ingested_at) AS seen_at
                        FROM {SCHEMA}.documents WHERE valid_until IS NULL)"""
 # a mention with its canonical id (`key`), the inputs of its entity row (core.consolidate.build_entities);
@@ -123,10 +120,10 @@ class ConsolidationStore:
                 for name in frames:
                     con.unregister(name)
 
-    def rebuild(self, table: str, build: Callable[[pl.DataFrame], pl.DataFrame],
-                batch_rows: int = BATCH_ROWS) -> dict[str, int]:
+    def rebuild(self, table: str, build: Callable[[pl.DataFrame], pl.DataFrame], batch_rows: int) -> dict[str, int]:
         """Rebuild the rows of `table` (entities, graph_edges or graph_nodes) whose inputs changed since the last
-        consolidation: `build(keys)` makes the rows of a batch of keys (a frame of the key columns), which become
+        consolidation: `build(keys)` makes the rows of a batch of keys (a frame of the key columns; about
+        `batch_rows` input rows, KG_CONSOLIDATION_BATCH_ROWS, which bounds the memory, not the corpus), which become
         those keys' current rows; then their new digests are stored. A run stopped before that rebuilds the same
         keys again. Returns the keys rebuilt, the rows written and closed, and the current rows."""
         key = list(KEYS[table])

@@ -447,12 +447,18 @@ class Warehouse(WarehouseReads):
         # Whole tables have non-null keys; a per-document identity may hold NULLs (no display name).
         equal = "=" if document_ids is None else "IS NOT DISTINCT FROM"
         on = " AND ".join(f'o."{k}" {equal} n."{k}"' for k in key)
-        where, params = "", {}
+        where, params, near = "", {}, ""
         if document_ids is not None:
             where, params = "AND o.document_id IN (SELECT v FROM _ids)", {"ids": Keys(document_ids)}
         elif scope is not None:
             con.register("_scope", scope)
-            where = "AND EXISTS (SELECT 1 FROM _scope s WHERE " + " AND ".join(f's."{k}" = o."{k}"' for k in key) + ")"
+            # Implied by the scope and the new rows: the first key column's range lets DuckDB skip the row groups of
+            # other batches (a batch is a run of sorted keys, and a consolidation writes its batches in key order).
+            first = pl.concat([scope[key[0]], new[key[0]]])
+            near = f' AND o."{key[0]}" BETWEEN $lo AND $hi'
+            params = {"lo": first.min(), "hi": first.max()}
+            where = ("AND EXISTS (SELECT 1 FROM _scope s WHERE " + " AND ".join(f's."{k}" = o."{k}"' for k in key)
+                     + ")" + near)
         con.register("_new", new)
         try:
             closed = fetch_scalar(
@@ -473,12 +479,14 @@ class Warehouse(WarehouseReads):
             con.execute(
                 f"""CREATE OR REPLACE TEMP TABLE _merged AS
                     SELECT n.*, coalesce(o.valid_from, $ts) AS valid_from, NULL::TIMESTAMPTZ AS valid_until
-                    FROM _changed n LEFT JOIN {SCHEMA}.{table} o ON {on} AND o.valid_until IS NULL""",
-                {"ts": ts},
+                    FROM _changed n LEFT JOIN {SCHEMA}.{table} o ON {on} AND o.valid_until IS NULL{near}""",
+                {"ts": ts, **({k: params[k] for k in ("lo", "hi")} if near else {})},
             )
-            con.execute(
+            execute(
+                con,
                 f"""DELETE FROM {SCHEMA}.{table} o WHERE o.valid_until IS NULL
-                    AND EXISTS (SELECT 1 FROM _changed n WHERE {on})"""
+                    AND EXISTS (SELECT 1 FROM _changed n WHERE {on}){near}""",
+                {k: params[k] for k in ("lo", "hi")} if near else None,
             )
             con.execute(f"INSERT INTO {SCHEMA}.{table} BY NAME SELECT * FROM _merged")
             written = fetch_scalar(con, "SELECT count(*) FROM _merged")
