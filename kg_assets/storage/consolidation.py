@@ -108,14 +108,15 @@ class ConsolidationStore:
 
     def _fetch(self, sql: str, params: dict | None = None, keys: pl.DataFrame | None = None) -> pl.DataFrame:
         """`sql` over the warehouse with the redirects (`_redirects`), the relation types (`_types`) and any `keys`
-        (`_keys`) registered as tables."""
+        (`_keys`) registered as tables; not streamed (`fetch_frame`): a batch's rows are bounded by its size, and the
+        changed keys are one short row per key."""
         frames = {"_redirects": self.redirects, "_types": self.relation_types, "_keys": keys}
         frames = {name: frame for name, frame in frames.items() if frame is not None}
         with self.wh.connect(read_only=True) as con:
             for name, frame in frames.items():
                 con.register(name, frame)
             try:
-                return fetch_frame(con, sql, params)
+                return fetch_frame(con, sql, params, streamed=False)
             finally:
                 for name in frames:
                     con.unregister(name)
