@@ -54,16 +54,18 @@ def _extract_batch(context: dg.AssetExecutionContext, wh, extractor: ExtractorRe
     """Read, extract and write the documents `ids` (one transaction); returns their chunk_extractions rows with
     a `reused` flag, the LLM calls made and the documents that failed. Only this batch's rows are in memory."""
     chunks = wh.chunks_for_extraction(ids)
-    previous = {t: wh.read_partitions(t, ids) for t in PARTITION_TABLES}
+    # Only the chunks' earlier statuses are read: the rows of a reused chunk stay where they are (replace_partitions
+    # keeps them), so a batch's reads and writes do not grow with what earlier runs extracted.
+    previous = wh.read_partitions("chunk_extractions", ids)
     if engine is None:
         # KG_ENTITY_EXTRACTION_ENABLED=false (seed 002): no chunk goes to the extractor; what earlier runs
         # extracted from chunks that still exist stays, so turning it back on extracts exactly the rest.
-        reusable = previous["chunk_extractions"].join(chunks.select("chunk_id"), on="chunk_id", how="semi").select("chunk_id")
+        reusable = previous.join(chunks.select("chunk_id"), on="chunk_id", how="semi").select("chunk_id")
         todo = chunks.clear()
         context.log.info(f"entity extraction is off (KG_ENTITY_EXTRACTION_ENABLED=false): {chunks.height:,} chunks "
                          f"not extracted, {reusable.height:,} kept from earlier runs{batch}")
     else:
-        reusable = previous["chunk_extractions"].filter(
+        reusable = previous.filter(
             (pl.col("status") == "ok") & (pl.col("extractor_version") == engine.version) & (not scope.redo_extraction)
         ).join(chunks.select("chunk_id"), on="chunk_id", how="semi").select("chunk_id")
         todo = chunks.join(reusable, on="chunk_id", how="anti")
@@ -78,9 +80,9 @@ def _extract_batch(context: dg.AssetExecutionContext, wh, extractor: ExtractorRe
         "attribute_observations": result.attributes,
         "chunk_extractions": result.chunk_status,
     }
-    frames = {t: pl.concat([previous[t].join(reusable, on="chunk_id", how="semi"), new[t]]) for t in PARTITION_TABLES}
-    wh.replace_partitions(frames, ids)
-    status = frames["chunk_extractions"].with_columns(reused=pl.col("chunk_id").is_in(reusable["chunk_id"].implode()))
+    wh.replace_partitions(new, ids, keep_chunk_ids=reusable["chunk_id"])
+    status = pl.concat([previous.join(reusable, on="chunk_id", how="semi"), result.chunk_status]).with_columns(
+        reused=pl.col("chunk_id").is_in(reusable["chunk_id"].implode()))
     return status, result.calls, failures
 
 

@@ -265,13 +265,17 @@ class Warehouse(WarehouseReads):
         finally:
             con.unregister("_rows")
 
-    def replace_partitions(self, frames: dict[str, pl.DataFrame], document_ids: Sequence[str]) -> None:
-        """Atomically replace every row of `document_ids` in each table with the given frames."""
-        ids = Keys(document_ids)
+    def replace_partitions(self, frames: dict[str, pl.DataFrame], document_ids: Sequence[str],
+                           keep_chunk_ids: Sequence[str] = ()) -> None:
+        """Atomically replace every row of `document_ids` in each table with the given frames, except the rows of
+        `keep_chunk_ids`, which stay as they are (an extraction's reused chunks: not read, not written again)."""
+        ids, keep = Keys(document_ids), Keys(keep_chunk_ids)
+        kept = " AND (chunk_id IS NULL OR chunk_id NOT IN (SELECT v FROM _keep))" if len(keep) else ""
 
         def body(con) -> None:
             for table, frame in frames.items():
-                execute(con, f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT v FROM _ids)", {"ids": ids})
+                execute(con, f"DELETE FROM {SCHEMA}.{table} WHERE document_id IN (SELECT v FROM _ids){kept}",
+                        {"ids": ids, "keep": keep} if kept else {"ids": ids})
                 self._insert(con, table, frame)
         self.write(body)
 
