@@ -228,8 +228,13 @@ def test_cancelling_a_run_stops_llm_calls_writes_nothing_and_the_rerun_pays_only
     deadline = time.monotonic() + 120
     while project.server.in_flight < 5 and time.monotonic() < deadline:
         time.sleep(0.1)
-    time.sleep(1.0)  # let the fast chunks finish both passes
-    paid_before_cancel = project.server.calls - project.server.in_flight
+    # Count the answers once none has arrived for a second: the fast chunks have finished both passes, and the
+    # client has had time to cache the last answer (sent by the server is not yet received by the client).
+    paid_before_cancel, quiet_since = -1, time.monotonic()
+    while time.monotonic() - quiet_since < 1.0 and time.monotonic() < deadline:
+        if (answered_now := project.server.calls - project.server.in_flight) != paid_before_cancel:
+            paid_before_cancel, quiet_since = answered_now, time.monotonic()
+        time.sleep(0.05)
     assert project.server.in_flight >= 5 and paid_before_cancel > 0
     interrupted = time.monotonic()
     proc.send_signal(signal.SIGINT)  # what Dagster's run termination sends to a run worker
