@@ -219,6 +219,8 @@ def test_kg_run_rebuild_graph_rebuilds_every_key_even_when_no_document_changed(t
     (inbox / "lab.md").write_text("# Lab\n\nSarah Chen leads the Quantum Dynamics Lab in Boston with Marcus Webb.\n")
     common = ("--inbox", inbox, "--db", db, "--dagster-home", home, "--no-marts", "--log-level", "WARNING")
     assert kg_cli("run", *common).returncode == 0
+    idle = kg_cli("run", *common)  # the marts were never built, and --no-marts does not ask for them
+    assert "every document is up to date and the graph too; nothing to run" in idle.stdout, idle.stdout[-2000:]
     again = kg_cli("run", *common, "--rebuild-graph")
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     assert "every document is up to date; consolidating only" in again.stdout

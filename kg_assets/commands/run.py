@@ -79,7 +79,8 @@ def run_command(args: argparse.Namespace) -> int:
         plan = dataclasses.replace(plan, consolidate=True)
     print(f"kg run: {plan.inbox_documents:,} documents in {inbox} ({plan.summary()}); DAGSTER_HOME={dagster_home}",
           flush=True)
-    if plan.is_empty and (not warehouse.exists() or marts_are_current(instance, warehouse)):
+    # With --no-marts the marts' state asks for nothing: a run would only consolidate a current graph again.
+    if plan.is_empty and (not warehouse.exists() or args.no_marts or marts_are_current(instance, warehouse)):
         print(f"kg run: every document is up to date and the graph too; nothing to run "
               f"({time.perf_counter() - started:.1f}s); warehouse {warehouse.path}")
         if warehouse.exists():
