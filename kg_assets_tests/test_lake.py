@@ -154,6 +154,21 @@ def test_a_run_that_finds_a_lake_half_made_by_another_completes_the_schema_befor
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'documents'").fetchall()}
 
 
+def test_planning_a_run_on_a_lake_half_made_by_another_completes_the_schema_first(lake, tmp_path):
+    from kg_assets.defs.planner import current_plan
+
+    con = connect_lake(*lake.lake)  # another `kg run` is creating the lake, one table so far
+    con.execute("CREATE SCHEMA kg")
+    con.execute("CREATE TABLE kg.documents (document_id VARCHAR)")
+    con.close()
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "lab.md").write_text("# Lab\n\nSarah Chen leads the Quantum Dynamics Lab in Boston.\n")
+    with dg.DagsterInstance.ephemeral() as instance:
+        plan = current_plan(inbox, lake, instance, "heuristic-15", "2026-12-07")
+    assert tuple(plan.days) == ("2026-12-07",) and "1 new" in plan.summary(), plan.summary()
+
+
 def test_a_write_that_loses_a_commit_conflict_runs_again_and_both_writes_land(lake):
     lake.write(lambda con: con.execute("INSERT INTO kg.link_overrides (from_id, to_id, action) "
                                        "VALUES ('a', 'b', 'merge'), ('c', 'd', 'merge')"))

@@ -56,6 +56,8 @@ def current_plan(
     when another process holds the warehouse past the lock timeout, PlanError for an unknown `only` key."""
     listing = scan_present_inbox(inbox)
     built = warehouse.exists()
+    if built:  # a lake another run is creating table by table is completed before it is read
+        warehouse.ensure_schema()
     known = warehouse.document_states() if built else None
     stale = warehouse.stale_documents(extractor_version, CHUNKER_VERSION) if built and include_stale else []
     return plan_work(
