@@ -95,7 +95,7 @@ def redirects_resolve(warehouse: WarehouseResource) -> dg.AssetCheckResult:
 def entity_ids_match_names(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     wh = warehouse.get()
     entities = wh.current_entities(["entity_id", "entity_type", "normalized_name", "name"])
-    mentions = wh.entity_mentions(["entity_id", "document_id", "name"], distinct=True)
+    mentions = wh.mention_names()
     return _result(misnamed_entities(entities, mentions),
                    "entities whose id is not their type and normalized name (and document, for a description)")
 
