@@ -412,11 +412,14 @@ class WarehouseReads:
 
     def orphans(self, table: str, column: str, parent: str, parent_column: str, parent_current: bool = False) -> pl.DataFrame:
         """Rows of `table` whose `column` matches no `parent_column` of `parent` (current rows only if asked)."""
-        where = "AND p.valid_until IS NULL" if parent_current else ""
-        own_current = "AND t.valid_until IS NULL" if "valid_until" in schemas.TABLES[table] else ""
+        where = "AND valid_until IS NULL" if parent_current else ""
+        own_current = "AND valid_until IS NULL" if "valid_until" in schemas.TABLES[table] else ""
+        # the distinct values first, then looked up (as relation_endpoint_orphans): at 100,000 documents the
+        # mentions' chunks 0.22 -> 0.09 s
         return self._read(
-            f"""SELECT DISTINCT t.{column} FROM {SCHEMA}.{table} t
-                WHERE t.{column} IS NOT NULL {own_current} AND NOT EXISTS (
-                    SELECT 1 FROM {SCHEMA}.{parent} p WHERE p.{parent_column} = t.{column} {where})
+            f"""SELECT {column} FROM (SELECT DISTINCT {column} FROM {SCHEMA}.{table}
+                                      WHERE {column} IS NOT NULL {own_current})
+                WHERE {column} NOT IN (SELECT {parent_column} FROM {SCHEMA}.{parent}
+                                       WHERE {parent_column} IS NOT NULL {where})
                 ORDER BY 1"""
         )
