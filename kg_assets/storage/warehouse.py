@@ -29,7 +29,8 @@ from kg_assets.storage import held_files
 from kg_assets.storage.ddl import SCHEMA, create_schema, create_session_macros
 from kg_assets.storage.lake import (LAKE, LakeNotCreated, Snapshot, connect_lake, is_write_conflict, lake_cursor,
                                     retry_write_conflicts)
-from kg_assets.storage.reads import Keys, WarehouseReads, execute, fetch_frame, fetch_scalar
+from kg_assets.storage.reads import Keys, WarehouseReads, execute, fetch_frame
+from kg_assets.storage.versioned_merge import merge_current
 
 __all__ = ["SANDBOX", "SCHEMA", "NoTimeTravel", "Warehouse", "WarehouseBusy", "WarehouseNotFound", "now_utc"]
 
@@ -419,7 +420,7 @@ class Warehouse(WarehouseReads):
         ts = now_utc()
 
         def body(con) -> dict[str, dict[str, int]]:
-            return {table: self._merge_current(con, table, key, frame, ts) for table, (key, frame) in tables.items()}
+            return {table: merge_current(con, table, key, frame, ts) for table, (key, frame) in tables.items()}
         return self.write(body)
 
     def replace_current_keys(self, table: str, key: Sequence[str], frame: pl.DataFrame,
@@ -427,7 +428,7 @@ class Warehouse(WarehouseReads):
         """Make `frame` the current rows of the given `keys` (a frame of the key columns) in a versioned table,
         leaving every other key as it is: keys of `keys` missing from `frame` are closed."""
         ts = now_utc()
-        return self.write(lambda con: self._merge_current(con, table, key, frame, ts, scope=keys.select(key)))
+        return self.write(lambda con: merge_current(con, table, key, frame, ts, scope=keys.select(key)))
 
     def replace_current_partitions(self, table: str, identity: Sequence[str], frame: pl.DataFrame,
                                    document_ids: Sequence[str]) -> dict[str, int]:
@@ -437,70 +438,7 @@ class Warehouse(WarehouseReads):
         (offsets) are updated in place. Rows of those documents that are no longer in `frame` are closed.
         """
         ts = now_utc()
-        return self.write(lambda con: self._merge_current(con, table, identity, frame, ts, list(document_ids)))
-
-    def _merge_current(self, con, table: str, key: Sequence[str], frame: pl.DataFrame, ts: datetime,
-                       document_ids: list[str] | None = None, scope: pl.DataFrame | None = None) -> dict[str, int]:
-        """Merge `frame` as the current rows of `table` (of `document_ids` only, or of the keys in `scope` only,
-        when given).
-
-        Only rows that differ from their current version are rewritten, so a consolidation after a few
-        changed documents writes a few rows, not the whole graph again."""
-        new = schemas.conform(frame, schemas.TABLES[table]).drop("valid_from", "valid_until")
-        columns = ", ".join(f'"{c}"' for c in new.columns)
-        # Whole tables have non-null keys; a per-document identity may hold NULLs (no display name).
-        equal = "=" if document_ids is None else "IS NOT DISTINCT FROM"
-        on = " AND ".join(f'o."{k}" {equal} n."{k}"' for k in key)
-        where, params, near = "", {}, ""
-        if document_ids is not None:
-            where, params = "AND o.document_id IN (SELECT v FROM _ids)", {"ids": Keys(document_ids)}
-        elif scope is not None:
-            con.register("_scope", scope)
-            # Implied by the scope and the new rows: the first key column's range lets DuckDB skip the row groups of
-            # other batches (a batch is a run of sorted keys, and a consolidation writes its batches in key order).
-            first = pl.concat([scope[key[0]], new[key[0]]])
-            near = f' AND o."{key[0]}" BETWEEN $lo AND $hi'
-            params = {"lo": first.min(), "hi": first.max()}
-            where = ("AND EXISTS (SELECT 1 FROM _scope s WHERE " + " AND ".join(f's."{k}" = o."{k}"' for k in key)
-                     + ")" + near)
-        con.register("_new", new)
-        try:
-            closed = fetch_scalar(
-                con,
-                f"""UPDATE {SCHEMA}.{table} o SET valid_until = $ts WHERE o.valid_until IS NULL {where}
-                    AND NOT EXISTS (SELECT 1 FROM _new n WHERE {on})""",
-                {"ts": ts, **params},
-            )
-            # EXCEPT compares whole rows with NULLs equal: what is left is new or changed.
-            execute(
-                con,
-                f"""CREATE OR REPLACE TEMP TABLE _changed AS SELECT {columns} FROM _new
-                    EXCEPT SELECT {columns} FROM {SCHEMA}.{table} o WHERE o.valid_until IS NULL {where}""",
-                params,
-            )
-            # Kept in DuckDB, not fetched back into Python and inserted again: a first consolidation writes every
-            # row, and the round trip was the step's peak memory (about 400 MB for 275,302 edges).
-            con.execute(
-                f"""CREATE OR REPLACE TEMP TABLE _merged AS
-                    SELECT n.*, coalesce(o.valid_from, $ts) AS valid_from, NULL::TIMESTAMPTZ AS valid_until
-                    FROM _changed n LEFT JOIN {SCHEMA}.{table} o ON {on} AND o.valid_until IS NULL{near}""",
-                {"ts": ts, **({k: params[k] for k in ("lo", "hi")} if near else {})},
-            )
-            execute(
-                con,
-                f"""DELETE FROM {SCHEMA}.{table} o WHERE o.valid_until IS NULL
-                    AND EXISTS (SELECT 1 FROM _changed n WHERE {on}){near}""",
-                {k: params[k] for k in ("lo", "hi")} if near else None,
-            )
-            con.execute(f"INSERT INTO {SCHEMA}.{table} BY NAME SELECT * FROM _merged")
-            written = fetch_scalar(con, "SELECT count(*) FROM _merged")
-            con.execute("DROP TABLE _changed")
-            con.execute("DROP TABLE _merged")
-        finally:
-            con.unregister("_new")
-            if scope is not None:
-                con.unregister("_scope")
-        return {"current": new.height, "closed": int(closed or 0), "written": int(written)}
+        return self.write(lambda con: merge_current(con, table, identity, frame, ts, list(document_ids)))
 
     def replace_tables(self, frames: dict[str, pl.DataFrame]) -> None:
         """Replace whole derived tables (redirects, attribute history) atomically, all or none."""
