@@ -28,6 +28,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +46,7 @@ COUNTED = ("documents", "chunks", "entity_mentions", "local_relations", "entitie
 STEPS = ("documents", "chunks", "extraction", "linked_entities", "entity_summaries", "knowledge_graph",
          "entity_attributes", "kg_dbt_models")
 PHASES = ("first", "rerun", "changed")
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 
 
 # ---- one `kg run` ----------------------------------------------------------------------------------
@@ -57,6 +59,48 @@ def _gnu_time_works() -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return "Maximum resident set size" in probe.stderr
+
+
+class TreeMemory:
+    """The peak of the summed resident memory of every process in a session (a `kg run` and the extraction workers
+    it spawns), sampled from /proc every `interval` seconds: GNU time's peak is one process's, not the tree's."""
+
+    def __init__(self, session: int, interval: float = 0.2):
+        self.session, self.interval, self.peak_kb = session, interval, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _rss_kb(self) -> int:
+        total = 0
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = Path(entry.path, "stat").read_text()
+                # fields after the command's closing parenthesis: state, ppid, pgrp, session, ...
+                if int(stat.rsplit(")", 1)[1].split()[3]) == self.session:
+                    total += int(Path(entry.path, "statm").read_text().split()[1]) * PAGE_KB
+            except (OSError, IndexError, ValueError):
+                continue  # the process ended between the listing and the read
+        return total
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.peak_kb = max(self.peak_kb, self._rss_kb())
+
+    def __enter__(self) -> TreeMemory:
+        if Path("/proc/self/stat").exists():
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    @property
+    def peak_mb(self) -> float | None:
+        return self.peak_kb / 1024 if self.peak_kb else None
 
 
 def run_kg(inbox: Path, db: Path, home: Path, log: Path, timeout: float | None, use_gnu_time: bool,
@@ -74,25 +118,26 @@ def run_kg(inbox: Path, db: Path, home: Path, log: Path, timeout: float | None, 
     started = time.perf_counter()
     status = "ok"
     with log.open("w") as out:
-        # Own session, so a timeout can stop the whole child tree (and only it).
+        # Own session, so a timeout can stop the whole child tree (and only it), and its memory is summed.
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=home, start_new_session=True)
-        try:
-            code = proc.wait(timeout=timeout or None)
-        except subprocess.TimeoutExpired:
-            # SIGINT first: `kg` stops with KeyboardInterrupt while GNU time ignores SIGINT, so it still
-            # writes the peak memory report. Then SIGTERM, then SIGKILL.
-            code = None
-            for sig, grace in ((signal.SIGINT, 60), (signal.SIGTERM, 30), (signal.SIGKILL, None)):
-                try:
-                    os.killpg(proc.pid, sig)
-                except ProcessLookupError:
-                    pass
-                try:
-                    code = proc.wait(timeout=grace)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-            status = "timeout"
+        with TreeMemory(proc.pid) as tree:
+            try:
+                code = proc.wait(timeout=timeout or None)
+            except subprocess.TimeoutExpired:
+                # SIGINT first: `kg` stops with KeyboardInterrupt while GNU time ignores SIGINT, so it still
+                # writes the peak memory report. Then SIGTERM, then SIGKILL.
+                code = None
+                for sig, grace in ((signal.SIGINT, 60), (signal.SIGTERM, 30), (signal.SIGKILL, None)):
+                    try:
+                        os.killpg(proc.pid, sig)
+                    except ProcessLookupError:
+                        pass
+                    try:
+                        code = proc.wait(timeout=grace)
+                        break
+                    except subprocess.TimeoutExpired:
+                        continue
+                status = "timeout"
     seconds = time.perf_counter() - started
     if status == "ok" and code != 0:
         status = f"failed (exit {code})"
@@ -105,7 +150,7 @@ def run_kg(inbox: Path, db: Path, home: Path, log: Path, timeout: float | None, 
         # ru_maxrss of children is a running maximum: only a new maximum is attributable to this child.
         peak_mb = after / 1024 if after > before else None
     return {"status": status, "exit_code": code, "seconds": round(seconds, 2), "peak_mb": _round(peak_mb),
-            "started_at": started_at, "log": str(log)}
+            "peak_tree_mb": _round(tree.peak_mb), "started_at": started_at, "log": str(log)}
 
 
 def _round(value: float | None, digits: int = 1) -> float | None:
@@ -274,7 +319,7 @@ def bench_size(size: int, chars: int, seed: int, timeout: float | None, keep: bo
         run["steps"] = step_timings(run_db, run["started_at"], run["started_at"] + run["seconds"])
         result[phase] = run
         print(f"[{size:,} docs] kg run ({phase}): {run['status']} in {run['seconds']:.1f}s, "
-              f"peak {run['peak_mb']} MB; log {run['log']}", flush=True)
+              f"peak {run['peak_mb']} MB (all its processes: {run['peak_tree_mb']} MB); log {run['log']}", flush=True)
         if run["status"] != "ok":
             print(f"---- tail of {run['log']} ----\n{log_tail(Path(run['log']))}\n----", file=sys.stderr, flush=True)
             break
@@ -298,8 +343,9 @@ def _fmt(value, spec: str = ",") -> str:
 
 
 def markdown(results: list[dict]) -> str:
-    head = ("| size | extractor | first run s | docs/s | peak MB | rerun s (nothing changed) | rerun s (changed docs) "
-            "| chunks | mentions | entities | edges |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    head = ("| size | extractor | first run s | docs/s | peak MB | peak MB, all processes | rerun s (nothing changed) "
+            "| rerun s (changed docs) | chunks | mentions | entities | edges |\n"
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
     for r in results:
         first, rerun, again, counts = r["first"], r.get("rerun"), r.get("changed"), r.get("counts", {})
@@ -308,8 +354,10 @@ def markdown(results: list[dict]) -> str:
                             for x in (rerun, again))
         again_s = f"{again_s} ({r.get('changed_docs')} docs)" if again else again_s
         docs_s = f"{r['size'] / first['seconds']:.1f}" if first["status"] == "ok" else "–"
-        peak = max((x["peak_mb"] for x in (first, rerun, again) if x and x["peak_mb"]), default=None)
+        peak, tree = (max((x.get(k) for x in (first, rerun, again) if x and x.get(k)), default=None)
+                      for k in ("peak_mb", "peak_tree_mb"))
         rows.append(f"| {r['size']:,} | {r.get('extractor', 'heuristic')} | {first_s} | {docs_s} | {_fmt(peak, ',.0f')} "
+                    f"| {_fmt(tree, ',.0f')} "
                     f"| {rerun_s} | {again_s} "
                     f"| {_fmt(counts.get('chunks'))} | {_fmt(counts.get('entity_mentions'))} "
                     f"| {_fmt(counts.get('entities'))} | {_fmt(counts.get('graph_edges'))} |")

@@ -198,6 +198,11 @@ class ExtractorSettings(LLMSettings):
         5000, ge=1, validation_alias="KG_EXTRACTION_BATCH_CHUNKS",
         description="chunks read, extracted and written per batch within one extraction step: what bounds the "
         "step's memory; each batch is written as it finishes")
+    extraction_processes: int = Field(
+        0, ge=0, validation_alias="KG_EXTRACTION_PROCESSES",
+        description="worker processes extracting a step's batches, for an extractor that runs in processes (the "
+        "offline heuristic; not the LLM, whose requests run concurrently anyway): 0 is one per available core, 1 "
+        "extracts in the step's own process; used from two batches on")
     summary_min_fragments: int = Field(
         8, ge=0, validation_alias="KG_SUMMARY_MIN_FRAGMENTS",
         description="entities with this many distinct description fragments get an LLM summary (0: never)")

@@ -1,10 +1,17 @@
-"""Extraction in bounded batches: the rows are those of one batch, whatever the batch size."""
+"""Extraction in bounded batches: the rows are those of one batch, whatever the batch size and however many worker
+processes extract them; a worker that dies fails the step by name and loses nothing written."""
 
+import os
+import re
+
+import dagster as dg
 import duckdb
+import pytest
 
 from kg_assets.core.batches import batches_by_size
 from kg_assets.core import schemas
 from kg_assets.definitions import build_definitions
+from kg_assets.extractors.heuristic import HeuristicExtractor
 from kg_assets_tests.conftest import project_settings
 
 TABLES = ("chunk_extractions", "entity_mentions", "local_relations", "attribute_observations", "entities", "graph_edges")
@@ -22,13 +29,8 @@ def _columns(table: str) -> str:
     return ", ".join(c for c, t in schemas.TABLES[table].items() if not t.is_temporal())
 
 
-def test_extraction_in_batches_of_three_chunks_writes_the_rows_of_one_batch(project, built_warehouse):
-    project.defs = build_definitions(project_settings(project.inbox, project.warehouse.path, extraction_batch_chunks=3))
-    result = project.run_all()
-    assert result.success
-    logged = [e.message for e in project.instance.all_logs(result.run_id) if e.message]
-    assert any("(batch 2 of " in m for m in logged), "the sample's chunks were not split into batches"
-    with duckdb.connect(str(project.warehouse.path), read_only=True) as con:
+def _assert_same_rows(warehouse, built_warehouse) -> None:
+    with duckdb.connect(str(warehouse), read_only=True) as con:
         con.execute(f"ATTACH '{built_warehouse}' AS one_batch (READ_ONLY)")
         for table in TABLES:
             cols = _columns(table)
@@ -38,3 +40,60 @@ def test_extraction_in_batches_of_three_chunks_writes_the_rows_of_one_batch(proj
             missing = con.execute(f"SELECT count(*) FROM ({theirs} EXCEPT ALL {ours})").fetchone()[0]
             total = con.execute(f"SELECT count(*) FROM ({ours})").fetchone()[0]
             assert (extra, missing) == (0, 0) and total > 0, f"{table}: {extra} rows only in batches, {missing} only in one"
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_extraction_in_batches_of_three_chunks_writes_the_rows_of_one_batch(project, built_warehouse, processes):
+    project.defs = build_definitions(project_settings(project.inbox, project.warehouse.path, extraction_batch_chunks=3,
+                                                      extraction_processes=processes))
+    result = project.run_all()
+    assert result.success
+    logged = [e.message for e in project.instance.all_logs(result.run_id) if e.message]
+    assert any("(batch 2 of " in m for m in logged), "the sample's chunks were not split into batches"
+    in_workers = [m for m in logged if "worker processes (KG_EXTRACTION_PROCESSES)" in m]
+    assert len(in_workers) == (processes > 1), in_workers
+    _assert_same_rows(project.warehouse.path, built_warehouse)
+
+
+DEATH_MARKER = "KG_TEST_EXTRACTION_DEATH_MARKER"
+
+
+class DyingExtractor(HeuristicExtractor):
+    """The heuristic in worker processes, except that while the file $KG_TEST_EXTRACTION_DEATH_MARKER exists, the
+    worker given the corpus's last document dies on the spot, as one killed by the kernel would."""
+
+    name = "heuristic"  # its rows are the heuristic's, compared with theirs
+
+    def extract(self, chunks):
+        marker = os.environ.get(DEATH_MARKER)
+        if marker and os.path.exists(marker) and open(marker).read() in chunks["document_id"].to_list():
+            os._exit(9)
+        return super().extract(chunks)
+
+
+def dying_extractor(entity_types):
+    return DyingExtractor(entity_types=entity_types)
+
+
+def test_a_dead_extraction_worker_fails_the_step_by_name_and_the_rerun_extracts_the_rest(
+        project, built_warehouse, tmp_path, monkeypatch):
+    settings = dict(extraction_batch_chunks=3, extraction_processes=2, engine=f"{__name__}:dying_extractor")
+    project.defs = build_definitions(project_settings(project.inbox, project.warehouse.path, **settings))
+    assert project.run_all(asset_selection=[dg.AssetKey("documents"), dg.AssetKey("chunks")]).success
+    marker = tmp_path / "die"
+    marker.write_text(project.warehouse._read("SELECT max(document_id) AS d FROM kg.documents")["d"][0])
+    monkeypatch.setenv(DEATH_MARKER, str(marker))
+    failed = project.run_all()
+    assert not failed.success
+    errors = [str(e.event_specific_data.error) for e in failed.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert any("an extraction worker process died" in e and "KG_EXTRACTION_PROCESSES=1" in e for e in errors), errors
+    # the last document's batch starts once the batch three before it is written (in flight: 2 workers and 1 waiting)
+    kept = project.warehouse._read("SELECT count(*) AS n FROM kg.chunk_extractions")["n"][0]
+    assert kept > 0
+    marker.unlink()
+    rerun = project.run_all()
+    assert rerun.success
+    logged = " ".join(e.message for e in project.instance.all_logs(rerun.run_id) if e.message)
+    reused = sum(int(m) for m in re.findall(r"; (\d+) reused", logged))
+    assert reused == kept, (reused, kept)
+    _assert_same_rows(project.warehouse.path, built_warehouse)

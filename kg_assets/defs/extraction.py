@@ -7,15 +7,16 @@ redone chunk whose requests already succeeded costs nothing. No DuckDB connectio
 extractor works: read, extract, then write everything in one transaction.
 """
 
-from dataclasses import fields
-from datetime import UTC, datetime
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass
 
 import dagster as dg
 import polars as pl
 
 from kg_assets.core import schemas
 from kg_assets.core.batches import batches_by_size
-from kg_assets.core.isolation import DocumentFailure, isolate_batch
+from kg_assets.core.isolation import DocumentFailure
 from kg_assets.defs.llm_calls import export_calls, spend_per_day
 from kg_assets.defs.partitions import RunScope, add_partition_metadata, documents_in_scope, partitioned, per_day_counts
 from kg_assets.defs.pools import Pools
@@ -23,36 +24,26 @@ from kg_assets.defs.previews import sample_rows
 from kg_assets.defs.resources import ExtractorResource, WarehouseResource
 from kg_assets.defs.tables import table_spec
 from kg_assets.extractors.base import ExtractionResult
+from kg_assets.extractors.workers import ExtractionWorkers, worker_count
 
 PARTITION_TABLES = ("entity_mentions", "local_relations", "attribute_observations", "chunk_extractions")
 
 
-def _extract_isolated(engine, todo: pl.DataFrame) -> tuple[ExtractionResult, list[DocumentFailure]]:
-    """The extractor on every chunk at once; when it raises, per document (`core.isolation`): a document whose
-    chunks make it raise gets an 'error' row per chunk in chunk_extractions, naming the step, so the run
-    summary lists them and the next run redoes exactly those chunks, like any failed chunk."""
-    if not todo.height:
-        return ExtractionResult.empty(), []
-    results, failures = isolate_batch("extraction", todo, engine.extract)
-    failed_ids = [f.document_id for f in failures]
-    errors = {f.document_id: f.error for f in failures}
-    failed_chunks = todo.filter(pl.col("document_id").is_in(failed_ids)).select(
-        "chunk_id", "document_id", pl.col("content_hash").alias("chunk_hash"),
-        pl.col("document_id").replace_strict(errors, return_dtype=pl.String).alias("error"),
-    ).with_columns(extractor=pl.lit(engine.name), extractor_version=pl.lit(engine.version), status=pl.lit("error"),
-                   mention_count=pl.lit(0), relation_count=pl.lit(0), attribute_count=pl.lit(0), passes=pl.lit(0),
-                   bad_lines=pl.lit(0), complete=pl.lit(False), extracted_at=pl.lit(datetime.now(UTC)))
-    combined = {f.name: pl.concat([getattr(r, f.name) for r in results], how="vertical_relaxed") if results
-                else getattr(ExtractionResult.empty(), f.name) for f in fields(ExtractionResult)}
-    combined["chunk_status"] = pl.concat([schemas.conform(combined["chunk_status"], schemas.CHUNK_EXTRACTIONS),
-                                          schemas.conform(failed_chunks, schemas.CHUNK_EXTRACTIONS)])
-    return ExtractionResult(**combined), failures
+@dataclass
+class _Batch:
+    """One batch of documents in the step: its earlier chunk statuses, the chunks kept from earlier runs, and the
+    extraction of the rest (a future: it may be running in a worker process)."""
+    ids: list[str]
+    label: str
+    previous: pl.DataFrame
+    reusable: pl.DataFrame
+    extracted: Future
 
 
-def _extract_batch(context: dg.AssetExecutionContext, wh, extractor: ExtractorResource, engine, scope: RunScope,
-                   ids: list[str], batch: str) -> tuple[pl.DataFrame, pl.DataFrame, list[DocumentFailure]]:
-    """Read, extract and write the documents `ids` (one transaction); returns their chunk_extractions rows with
-    a `reused` flag, the LLM calls made and the documents that failed. Only this batch's rows are in memory."""
+def _start_batch(context: dg.AssetExecutionContext, wh, extractor: ExtractorResource, engine, scope: RunScope,
+                 workers: ExtractionWorkers, ids: list[str], label: str) -> _Batch:
+    """Read the documents `ids`' chunks and what earlier runs extracted of them, and hand the chunks to extract to
+    the workers."""
     chunks = wh.chunks_for_extraction(ids)
     # Only the chunks' earlier statuses are read: the rows of a reused chunk stay where they are (replace_partitions
     # keeps them), so a batch's reads and writes do not grow with what earlier runs extracted.
@@ -63,7 +54,7 @@ def _extract_batch(context: dg.AssetExecutionContext, wh, extractor: ExtractorRe
         reusable = previous.join(chunks.select("chunk_id"), on="chunk_id", how="semi").select("chunk_id")
         todo = chunks.clear()
         context.log.info(f"entity extraction is off (KG_ENTITY_EXTRACTION_ENABLED=false): {chunks.height:,} chunks "
-                         f"not extracted, {reusable.height:,} kept from earlier runs{batch}")
+                         f"not extracted, {reusable.height:,} kept from earlier runs{label}")
     else:
         reusable = previous.filter(
             (pl.col("status") == "ok") & (pl.col("extractor_version") == engine.version) & (not scope.redo_extraction)
@@ -71,18 +62,24 @@ def _extract_batch(context: dg.AssetExecutionContext, wh, extractor: ExtractorRe
         todo = chunks.join(reusable, on="chunk_id", how="anti")
         context.log.info(
             f"extracting {todo.height:,} of {chunks.height:,} chunks with the {extractor.describe(engine)}; "
-            f"{reusable.height:,} reused{batch}"
+            f"{reusable.height:,} reused{label}"
         )
-    result, failures = _extract_isolated(engine, todo)
+    return _Batch(ids, label, previous, reusable, workers.extract(todo))
+
+
+def _finish_batch(wh, workers: ExtractionWorkers, batch: _Batch) -> tuple[pl.DataFrame, pl.DataFrame, list[DocumentFailure]]:
+    """Write a batch's extraction (one transaction); returns its chunk_extractions rows with a `reused` flag, the
+    LLM calls made and the documents that failed. Only this batch's rows are in memory."""
+    result, failures = workers.result(batch.extracted, batch.label)
     new = {
         "entity_mentions": result.mentions,
         "local_relations": result.relations,
         "attribute_observations": result.attributes,
         "chunk_extractions": result.chunk_status,
     }
-    wh.replace_partitions(new, ids, keep_chunk_ids=reusable["chunk_id"])
-    status = pl.concat([previous.join(reusable, on="chunk_id", how="semi"), result.chunk_status]).with_columns(
-        reused=pl.col("chunk_id").is_in(reusable["chunk_id"].implode()))
+    wh.replace_partitions(new, batch.ids, keep_chunk_ids=batch.reusable["chunk_id"])
+    status = pl.concat([batch.previous.join(batch.reusable, on="chunk_id", how="semi"), result.chunk_status]).with_columns(
+        reused=pl.col("chunk_id").is_in(batch.reusable["chunk_id"].implode()))
     return status, result.calls, failures
 
 
@@ -98,12 +95,27 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     counts = wh.chunk_counts(in_scope["document_id"].to_list())
     batches = batches_by_size(counts.iter_rows(), extractor.extraction_batch_chunks)
     statuses, calls, failures = [], [], []
-    for number, ids in enumerate(batches, 1):
-        batch = f" (batch {number} of {len(batches)}, {len(ids):,} documents)" if len(batches) > 1 else ""
-        status, batch_calls, batch_failures = _extract_batch(context, wh, extractor, engine, scope, ids, batch)
+    processes = worker_count(engine, extractor.extraction_processes, len(batches))
+    if processes:
+        context.log.info(f"{len(batches)} batches in {processes} worker processes (KG_EXTRACTION_PROCESSES)")
+
+    def finish(batch: _Batch) -> None:
+        status, batch_calls, batch_failures = _finish_batch(wh, workers, batch)
         statuses.append(status)
         calls.append(batch_calls)
-        failures += batch_failures
+        failures.extend(batch_failures)
+
+    # Batches are written in order, each as it finishes; while workers extract, the step reads the next batch
+    # and writes the last one.
+    with ExtractionWorkers(engine, processes) as workers:
+        started: deque[_Batch] = deque()
+        for number, ids in enumerate(batches, 1):
+            label = f" (batch {number} of {len(batches)}, {len(ids):,} documents)" if len(batches) > 1 else ""
+            started.append(_start_batch(context, wh, extractor, engine, scope, workers, ids, label))
+            if len(started) >= workers.in_flight:
+                finish(started.popleft())
+        while started:
+            finish(started.popleft())
     if engine is not None and extractor.uses_llm:
         export_calls(wh, engine.settings.cache_path)
     for failure in failures[:20]:

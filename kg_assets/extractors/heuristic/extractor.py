@@ -31,6 +31,8 @@ class HeuristicExtractor:
     """Rule-based extractor; see the package docstring for the rules and their limits."""
 
     name = "heuristic"
+    # a pure function of its chunks, so a step may run its batches in worker processes (extractors/workers.py)
+    runs_in_processes = True
     # 2: attribute observations, cue-based retyping of weak mentions; 3: ids from the shared row builder;
     # 4: chat speakers and first-person pronouns, pronoun contractions are no names, acronyms in
     # parentheses take the type of the span whose initials they are. A PDF figure's chunk (kind 'figure')
