@@ -1,7 +1,6 @@
 """Extraction in bounded batches: the rows are those of one batch, whatever the batch size and however many worker
 processes extract them; a worker that dies fails the step by name and loses nothing written."""
 
-import os
 import re
 
 import dagster as dg
@@ -11,8 +10,8 @@ import pytest
 from kg_assets.core.batches import batches_by_size
 from kg_assets.core import schemas
 from kg_assets.definitions import build_definitions
-from kg_assets.extractors.heuristic import HeuristicExtractor
 from kg_assets_tests.conftest import project_settings
+from kg_assets_tests.extractor_plugins import DEATH_MARKER
 
 TABLES = ("chunk_extractions", "entity_mentions", "local_relations", "attribute_observations", "entities", "graph_edges")
 
@@ -55,29 +54,9 @@ def test_extraction_in_batches_of_three_chunks_writes_the_rows_of_one_batch(proj
     _assert_same_rows(project.warehouse.path, built_warehouse)
 
 
-DEATH_MARKER = "KG_TEST_EXTRACTION_DEATH_MARKER"
-
-
-class DyingExtractor(HeuristicExtractor):
-    """The heuristic in worker processes, except that while the file $KG_TEST_EXTRACTION_DEATH_MARKER exists, the
-    worker given the corpus's last document dies on the spot, as one killed by the kernel would."""
-
-    name = "heuristic"  # its rows are the heuristic's, compared with theirs
-
-    def extract(self, chunks):
-        marker = os.environ.get(DEATH_MARKER)
-        if marker and os.path.exists(marker) and open(marker).read() in chunks["document_id"].to_list():
-            os._exit(9)
-        return super().extract(chunks)
-
-
-def dying_extractor(entity_types):
-    return DyingExtractor(entity_types=entity_types)
-
-
 def test_a_dead_extraction_worker_fails_the_step_by_name_and_the_rerun_extracts_the_rest(
         project, built_warehouse, tmp_path, monkeypatch):
-    settings = dict(extraction_batch_chunks=3, extraction_processes=2, engine=f"{__name__}:dying_extractor")
+    settings = dict(extraction_batch_chunks=3, extraction_processes=2, engine="kg_assets_tests.extractor_plugins:dying_extractor")
     project.defs = build_definitions(project_settings(project.inbox, project.warehouse.path, **settings))
     assert project.run_all(asset_selection=[dg.AssetKey("documents"), dg.AssetKey("chunks")]).success
     marker = tmp_path / "die"

@@ -179,3 +179,49 @@ def test_credentials_in_the_base_url_and_the_api_key_are_never_printed_or_stored
         (run,) = instance.get_runs()
         events = instance.all_logs(run.run_id)
         assert any("***@" in str(e.dagster_event) for e in events if e.dagster_event)
+
+
+def _session_processes(session: int) -> list[int]:
+    """The processes still alive in a session (zombies are gone: they are done)."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.name.isdigit() and fields[0] != "Z" and int(fields[3]) == session:
+            alive.append(int(entry.name))
+    return alive
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_run_stopped_while_workers_extract_exits_with_its_workers_and_the_next_run_completes(home, stop):
+    # Batches of one chunk in two workers, each batch 2 s and more rows than a pipe holds: when the signal comes,
+    # a worker has rows ready that the stopping run will never read.
+    inbox = home.parent / "inbox"
+    for number in range(8):
+        (inbox / f"note_{number}.md").write_text(f"# Note {number}\n\nAda Brandt{number} met Cleo Dufour in Lisbon.\n")
+    settings = {"KG_EXTRACTION_BATCH_CHUNKS": "1", "KG_EXTRACTION_PROCESSES": "2",
+                "KG_EXTRACTOR": "kg_assets_tests.extractor_plugins:slow_bulky_extractor", "PYTHONPATH": str(ROOT)}
+    run = _start(home, "--no-marts", **settings)
+    lines: list[str] = []
+    for line in run.stdout:
+        lines.append(line)
+        if "worker processes (KG_EXTRACTION_PROCESSES)" in line:
+            break
+    assert any("batches in 2 worker processes" in line for line in lines), "".join(lines)
+    time.sleep(5)  # the first batches are done and their rows wait in the workers
+    os.kill(run.pid, stop)  # the run's process only, as `kill` or a supervisor would
+    try:
+        out, _ = run.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        pytest.fail("the run did not exit within 60 s of the signal")
+    assert run.returncode != 0, out
+    _wait_for(lambda: not _session_processes(run.pid), 10, "the worker processes to end")
+
+    done = _kg_run(home, "--no-marts", **settings)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with duckdb.connect(str(home.parent / "warehouse.duckdb"), read_only=True) as con:
+        extracted = con.execute("SELECT count(DISTINCT document_id) FROM kg.chunk_extractions WHERE status = 'ok'").fetchone()[0]
+    assert extracted == len(DOCUMENTS) + 8

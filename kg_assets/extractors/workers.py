@@ -81,6 +81,14 @@ def _extract_in_worker(todo: pl.DataFrame) -> Extracted:
     return extract_isolated(_engine, todo)
 
 
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    if hasattr(pool, "terminate_workers"):  # Python 3.14
+        pool.terminate_workers()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):  # what 3.14's method does
+        process.terminate()
+
+
 class ExtractionWorkers:
     """`extract(todo)` → a future of `extract_isolated(engine, todo)`, in `workers` processes (0: in this one).
     `in_flight` is how many batches the step should have submitted and not yet written: one per worker and one
@@ -99,10 +107,14 @@ class ExtractionWorkers:
         return self
 
     def __exit__(self, error_type, *_) -> None:
-        if self._pool is not None:
-            # After an error or an interrupt the step stops at once: batches not started are dropped, a worker's
-            # batch under way is finished and thrown away, and the next run extracts their documents.
-            self._pool.shutdown(wait=error_type is None, cancel_futures=True)
+        if self._pool is None:
+            return
+        if error_type is not None:
+            # After an error or an interrupt the step stops at once, and the next run extracts what it did not
+            # write. The workers are stopped, not waited for: one whose batch is done blocks on sending its rows
+            # that nobody reads any more, so waiting for it (as the interpreter does at exit) never ends.
+            _terminate_workers(self._pool)
+        self._pool.shutdown(wait=error_type is None, cancel_futures=True)
 
     def extract(self, todo: pl.DataFrame) -> Future:
         if self._pool is None or not todo.height:
