@@ -20,7 +20,7 @@ from kg_assets.core.chat import ChatLog, ChatLogError, messages_frame, parse_cha
 from kg_assets.core.files import DocumentError
 from kg_assets.core.files.decoding import decode
 from kg_assets.core.files.html_text import html_to_text
-from kg_assets.core.files.inbox import entry_hash, resolve_key, source_type_of
+from kg_assets.core.files.inbox import entry_hash, file_content_hash, resolve_key, source_type_of
 from kg_assets.core.files.plain_text import plain_text_outline
 from kg_assets.core.isolation import DocumentFailure
 
@@ -138,8 +138,12 @@ def read_document(inbox: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES,
     row: dict = {"document_id": key, "path": str(inbox / key), "source_type": source_type_of(name),
                  "ingested_at": datetime.now(UTC), "status": "ok", "error": None, "warning": None}
     try:
-        row["content_hash"] = entry_hash(inbox, key)
-        path = resolve_key(inbox, key)
+        try:
+            path = resolve_key(inbox, key)
+        except DocumentError:
+            row["content_hash"] = entry_hash(inbox, key)  # a refused symlink's is its target text's
+            raise
+        row["content_hash"] = file_content_hash(path)
         size = path.stat().st_size
         row["byte_size"] = size
         if size > max_bytes:
