@@ -153,12 +153,12 @@ class _Raising:
 
 
 def test_an_extractor_raising_on_one_document_fails_only_its_chunks():
-    from kg_assets.defs.extraction import _extract_isolated
+    from kg_assets.extractors.workers import extract_isolated
 
     rows = [*chunk_document("good.txt", "Ada Lovelace met Charles Babbage in London.", None, CONFIG),
             *chunk_document("bad.txt", "Grace Hopper said BOOM in Cambridge.", None, CONFIG)]
     chunks = chunks_frame(rows).with_columns(headings=pl.lit([], dtype=pl.List(pl.String)))
-    result, failures = _extract_isolated(_Raising(), chunks)
+    result, failures = extract_isolated(_Raising(), chunks)
     assert [(f.document_id, f.step, f.error) for f in failures] == [
         ("bad.txt", "extraction", "extraction: RuntimeError: extractor bug")]
     status = dict(result.chunk_status.select("document_id", "status").iter_rows())
