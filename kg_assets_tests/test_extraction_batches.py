@@ -51,6 +51,8 @@ def test_extraction_in_batches_of_three_chunks_writes_the_rows_of_one_batch(proj
     assert any("(batch 2 of " in m for m in logged), "the sample's chunks were not split into batches"
     in_workers = [m for m in logged if "worker processes (KG_EXTRACTION_PROCESSES)" in m]
     assert len(in_workers) == (processes > 1), in_workers
+    metadata = project.instance.get_latest_materialization_event(dg.AssetKey("entity_mentions")).asset_materialization.metadata
+    assert metadata["worker_processes"].value == (2 if processes > 1 else 0) and metadata["batches"].value > 1
     _assert_same_rows(project.warehouse.path, built_warehouse)
 
 

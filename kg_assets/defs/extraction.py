@@ -128,7 +128,8 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
     for chunk_id, error in failed.select("chunk_id", "error").head(20).iter_rows():
         context.log.warning(f"chunk {chunk_id}: {error}")
     engine_metadata = {"extractor": engine.name, "extractor_version": engine.version, "engine": extractor.describe(engine),
-                       "failed_documents": len(failures)} if engine is not None else {
+                       "failed_documents": len(failures), "batches": len(batches),
+                       "worker_processes": processes} if engine is not None else {
         "extractor": "off", "extractor_version": "", "failed_documents": 0,
         "engine": "entity extraction off (KG_ENTITY_EXTRACTION_ENABLED=false)"}
     if hasattr(engine, "example_copies_dropped"):  # records that copied the prompt's example (LLM engine)
