@@ -2,6 +2,7 @@
 the heuristic's rows, in worker processes (`runs_in_processes`), with a fault."""
 
 import os
+import threading
 import time
 from dataclasses import replace
 
@@ -43,3 +44,15 @@ def dying_extractor(entity_types):
 
 def slow_bulky_extractor(entity_types):
     return SlowBulkyExtractor(entity_types=entity_types)
+
+
+class UnpicklableExtractor(HeuristicExtractor):
+    """Says it runs in processes, but holds what pickle cannot send (a lock, as a client or a connection would)."""
+
+    def __init__(self, entity_types):
+        super().__init__(entity_types=entity_types)
+        self.lock = threading.Lock()
+
+
+def unpicklable_extractor(entity_types):
+    return UnpicklableExtractor(entity_types=entity_types)

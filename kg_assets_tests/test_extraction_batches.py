@@ -78,3 +78,16 @@ def test_a_dead_extraction_worker_fails_the_step_by_name_and_the_rerun_extracts_
     reused = sum(int(m) for m in re.findall(r"; (\d+) reused", logged))
     assert reused == kept, (reused, kept)
     _assert_same_rows(project.warehouse.path, built_warehouse)
+
+
+def test_an_extractor_that_cannot_be_sent_to_workers_fails_the_step_saying_so(project):
+    settings = dict(extraction_batch_chunks=3, extraction_processes=2,
+                    engine="kg_assets_tests.extractor_plugins:unpicklable_extractor")
+    project.defs = build_definitions(project_settings(project.inbox, project.warehouse.path, **settings))
+    result = project.run_all()
+    assert not result.success
+    errors = [str(e.event_specific_data.error) for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert any("cannot be sent to a worker process" in e and "KG_EXTRACTION_PROCESSES=1" in e for e in errors), errors
+    project.defs = build_definitions(project_settings(project.inbox, project.warehouse.path,
+                                                      **{**settings, "extraction_processes": 1}))
+    assert project.run_all().success

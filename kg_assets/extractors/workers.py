@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import pickle
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import fields
@@ -101,6 +102,12 @@ class ExtractionWorkers:
 
     def __enter__(self) -> ExtractionWorkers:
         if self.workers:
+            try:  # what each worker is sent: a failure here, not a "worker died" later
+                pickle.dumps(self.engine)
+            except Exception as exc:  # noqa: BLE001 - pickling raises many types
+                raise TypeError(f"extractor {self.engine.name} says runs_in_processes but cannot be sent to a worker "
+                                f"process ({type(exc).__name__}: {exc}); KG_EXTRACTION_PROCESSES=1 extracts in the "
+                                f"step's own process") from exc
             self._pool = ProcessPoolExecutor(
                 self.workers, mp_context=multiprocessing.get_context("spawn"),
                 initializer=_start_worker, initargs=(self.engine, gc.get_threshold()))
