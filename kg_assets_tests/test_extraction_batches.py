@@ -49,6 +49,9 @@ def test_extraction_in_batches_of_three_chunks_writes_the_rows_of_one_batch(proj
     assert result.success
     logged = [e.message for e in project.instance.all_logs(result.run_id) if e.message]
     assert any("(batch 2 of " in m for m in logged), "the sample's chunks were not split into batches"
+    written = [m for m in logged if m.startswith("written (batch ")]
+    batches = int(re.search(r"\(batch 1 of (\d+),", written[0]).group(1))
+    assert len(written) == batches and all(f"(batch {n} of {batches}," in m for n, m in enumerate(written, 1)), written
     in_workers = [m for m in logged if "worker processes (KG_EXTRACTION_PROCESSES)" in m]
     assert len(in_workers) == (processes > 1), in_workers
     metadata = project.instance.get_latest_materialization_event(dg.AssetKey("entity_mentions")).asset_materialization.metadata

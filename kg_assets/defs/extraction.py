@@ -67,10 +67,15 @@ def _start_batch(context: dg.AssetExecutionContext, wh, extractor: ExtractorReso
     return _Batch(ids, label, previous, reusable, workers.extract(todo))
 
 
-def _finish_batch(wh, workers: ExtractionWorkers, batch: _Batch) -> tuple[pl.DataFrame, pl.DataFrame, list[DocumentFailure]]:
+def _finish_batch(context: dg.AssetExecutionContext, wh, workers: ExtractionWorkers,
+                  batch: _Batch) -> tuple[pl.DataFrame, pl.DataFrame, list[DocumentFailure]]:
     """Write a batch's extraction (one transaction); returns its chunk_extractions rows with a `reused` flag, the
     LLM calls made and the documents that failed. Only this batch's rows are in memory."""
     result, failures = workers.result(batch.extracted, batch.label)
+    if batch.label:  # progress, batch by batch: with workers, the "extracting" lines come when batches are handed out
+        failed = result.chunk_status.filter(pl.col("status") != "ok").height
+        context.log.info(f"written{batch.label}: {result.mentions.height:,} mentions, {result.relations.height:,} "
+                         f"relations{f', {failed:,} chunks failed' if failed else ''}")
     new = {
         "entity_mentions": result.mentions,
         "local_relations": result.relations,
@@ -100,7 +105,7 @@ def extraction(context: dg.AssetExecutionContext, warehouse: WarehouseResource, 
         context.log.info(f"{len(batches)} batches in {processes} worker processes (KG_EXTRACTION_PROCESSES)")
 
     def finish(batch: _Batch) -> None:
-        status, batch_calls, batch_failures = _finish_batch(wh, workers, batch)
+        status, batch_calls, batch_failures = _finish_batch(context, wh, workers, batch)
         statuses.append(status)
         calls.append(batch_calls)
         failures.extend(batch_failures)
