@@ -118,8 +118,8 @@ class ExtractionWorkers:
             return
         if error_type is not None:
             # After an error or an interrupt the step stops at once, and the next run extracts what it did not
-            # write. The workers are stopped, not waited for: one whose batch is done blocks on sending its rows
-            # that nobody reads any more, so waiting for it (as the interpreter does at exit) never ends.
+            # write. The workers are stopped, not left to finish batches nobody will write: a pool shut down without
+            # waiting was once seen to hang its process's exit, the interpreter joining idle workers.
             _terminate_workers(self._pool)
         self._pool.shutdown(wait=error_type is None, cancel_futures=True)
 
