@@ -70,7 +70,7 @@ def _start_batch(context: dg.AssetExecutionContext, wh, extractor: ExtractorReso
 def _finish_batch(context: dg.AssetExecutionContext, wh, workers: ExtractionWorkers,
                   batch: _Batch) -> tuple[pl.DataFrame, pl.DataFrame, list[DocumentFailure]]:
     """Write a batch's extraction (one transaction); returns its chunk_extractions rows with a `reused` flag, the
-    LLM calls made and the documents that failed. Only this batch's rows are in memory."""
+    LLM calls made and the documents that failed. Only the batches in flight are in memory (`ExtractionWorkers`)."""
     result, failures = workers.result(batch.extracted, batch.label)
     if batch.label:  # progress, batch by batch: with workers, the "extracting" lines come when batches are handed out
         failed = result.chunk_status.filter(pl.col("status") != "ok").height
