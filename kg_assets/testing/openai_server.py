@@ -43,7 +43,7 @@ Images
     400 ``invalid_image`` as OpenAI answers. :func:`image_parts` gives a request's images decoded, and
     ``respond_when(sha256_hex, ..., scope="image")`` answers the requests that carry that image.
 
-Modules: this one is the server; `openai_replies` holds `Reply` (answers and faults) and the bodies built from
+Modules: this one is the server (`background_http` serves it from its thread); `openai_replies` holds `Reply` (answers and faults) and the bodies built from
 it, `openai_requests` the request helpers, token counts, request records, matching rules and the checks that
 refuse a malformed request. Everything a test
 needs is importable from here.
@@ -59,7 +59,6 @@ import inspect
 import itertools
 import json
 import random
-import socket
 import threading
 import time
 from collections import deque
@@ -68,6 +67,7 @@ from typing import Any
 
 from aiohttp import web
 
+from kg_assets.testing.background_http import BackgroundHttpServer
 from kg_assets.testing.openai_replies import (
     DEFAULT_MODEL,
     FAULTS,
@@ -114,7 +114,7 @@ __all__ = [
 ]
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(BackgroundHttpServer):
     """A local OpenAI-compatible server in a background thread; see the module docstring.
 
     Knobs (plain attributes, may be changed while running): ``latency_s``, ``fail_every_n``, ``fault_rate``,
@@ -136,9 +136,7 @@ class FakeOpenAIServer:
         port: int = 0,
         shutdown_timeout_s: float = 1.0,
     ) -> None:
-        self.host = host
-        self._requested_port = port
-        self.shutdown_timeout_s = shutdown_timeout_s
+        super().__init__(host, port, shutdown_timeout_s)
         self._initial = dict(
             responder=responder,
             models=list(models),
@@ -151,12 +149,6 @@ class FakeOpenAIServer:
         )
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._stop_event: asyncio.Event | None = None
-        self._sock: socket.socket | None = None
-        self.port: int | None = None
         self._apply_initial()
 
     # -- configuration -----------------------------------------------------------------------------------------
@@ -275,106 +267,16 @@ class FakeOpenAIServer:
         with self._changed:
             return self._changed.wait_for(lambda: self._in_flight == 0, timeout)
 
-    # -- lifecycle -----------------------------------------------------------------------------------------------
+    # -- lifecycle (the rest is BackgroundHttpServer's) -----------------------------------------------------
     @property
     def base_url(self) -> str:
-        if self.port is None:
-            raise RuntimeError("server not started")
-        return f"http://{self.host}:{self.port}/v1"
+        return f"{self.url}/v1"
 
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def start(self) -> FakeOpenAIServer:
-        if self.running:
-            return self
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self._requested_port))
-        sock.listen(512)
-        sock.setblocking(False)
-        self._sock = sock
-        self.port = sock.getsockname()[1]
-        ready = threading.Event()
-        failure: list[BaseException] = []
-        self._thread = threading.Thread(
-            target=self._serve, args=(ready, failure), name=f"FakeOpenAIServer:{self.port}", daemon=True
-        )
-        self._thread.start()
-        if not ready.wait(10) or failure:
-            self.stop()
-            raise RuntimeError(f"FakeOpenAIServer failed to start: {failure[0] if failure else 'timeout'}")
-        return self
-
-    def _serve(self, ready: threading.Event, failure: list[BaseException]) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        asyncio.set_event_loop(loop)
-        try:
-            self._stop_event = asyncio.Event()
-            app = web.Application(client_max_size=64 * 1024 * 1024)
-            app.router.add_post("/v1/chat/completions", self._handle_chat)
-            app.router.add_get("/v1/models", self._handle_models)
-            app.router.add_get("/v1/models/{model}", self._handle_model)
-            app.router.add_route("*", "/{tail:.*}", self._handle_unknown)
-            self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=self.shutdown_timeout_s)
-            loop.run_until_complete(self._runner.setup())
-            site = web.SockSite(self._runner, self._sock, backlog=512)
-            loop.run_until_complete(site.start())
-        except BaseException as exc:  # pragma: no cover - start-up failure is reported to start()
-            failure.append(exc)
-            ready.set()
-            loop.close()
-            return
-        ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
-            for task in pending:
-                task.cancel()
-            if pending:
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-    async def _shutdown(self) -> None:
-        assert self._stop_event is not None
-        self._stop_event.set()  # wakes every delayed handler; they drop their connections
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    def stop(self, timeout: float = 2.0) -> None:
-        """Stop serving; in-flight requests get their connection closed. Returns within about ``timeout``."""
-        thread, loop = self._thread, self._loop
-        if thread is not None and loop is not None and thread.is_alive():
-            deadline = time.monotonic() + timeout
-            try:
-                fut = asyncio.run_coroutine_threadsafe(self._shutdown(), loop)
-                fut.result(max(0.05, timeout * 0.75))
-            except Exception:
-                pass
-            try:
-                loop.call_soon_threadsafe(loop.stop)
-            except RuntimeError:
-                pass  # loop already closed
-            thread.join(max(0.05, deadline - time.monotonic()))
-        if self._sock is not None:
-            try:
-                self._sock.close()
-            except OSError:  # pragma: no cover
-                pass
-        self._thread = None
-        self._loop = None
-        self._runner = None
-        self._sock = None
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.stop()
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/chat/completions", self._handle_chat)
+        app.router.add_get("/v1/models", self._handle_models)
+        app.router.add_get("/v1/models/{model}", self._handle_model)
+        app.router.add_route("*", "/{tail:.*}", self._handle_unknown)
 
     def __repr__(self) -> str:
         where = self.base_url if self.port else "not started"
