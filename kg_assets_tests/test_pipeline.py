@@ -130,6 +130,23 @@ def test_a_rerun_redoes_exactly_the_chunks_that_failed(built):
     assert restored.equals(expected)
 
 
+def test_a_run_stopped_after_reading_a_changed_document_leaves_it_for_the_next_run(project):
+    assert project.run_all().success
+    path = sorted(project.inbox.rglob("*.md"))[0]
+    key = path.relative_to(project.inbox).as_posix()
+    path.write_text(path.read_text() + "\n\nZebulon Quartz founded Wintergreen Labs in Oslo.\n")
+    # the run reads the new text, then stops (killed, out of memory) before its chunks step
+    assert project.run_plan(project.plan(), asset_selection=[dg.AssetKey("documents")]).success
+    plan = project.plan()
+    assert plan.stale == (key,) and plan.documents == (key,), plan
+    assert project.run_plan(plan).success
+    chunks = project.sql("SELECT text FROM kg.chunks WHERE document_id = $d", d=key)["text"].to_list()
+    assert any("Zebulon Quartz" in text for text in chunks)
+    names = project.sql("SELECT DISTINCT name FROM kg.entity_mentions WHERE document_id = $d", d=key)["name"].to_list()
+    assert "Zebulon Quartz" in names, names
+    assert not project.plan().documents
+
+
 def test_bad_documents_are_recorded_and_the_rest_of_the_run_goes_on(project, monkeypatch):
     (project.inbox / "bad").mkdir()
     (project.inbox / "bad" / "empty.txt").write_bytes(b"")

@@ -338,6 +338,11 @@ class Warehouse(WarehouseReads):
                         WHERE valid_until IS NULL AND document_id IN (SELECT v FROM _ids)""",
                     {"ts": ts, "ids": Keys(changed["document_id"])},
                 )
+                # Chunks cut from the old text go with it: a run stopped before its chunks step leaves the document
+                # without chunks, which the planner redoes (stale_documents), not with old chunks taken for current.
+                # Their extractions stay, for the chunks cut again the same (the same ids) to reuse.
+                execute(con, f"DELETE FROM {SCHEMA}.chunks WHERE document_id IN (SELECT v FROM _ids)",
+                        {"ids": Keys(changed["document_id"])})
                 # Same bytes, new mtime (a touch, a copy): remember the signature so the planner stops hashing it.
                 con.execute(
                     f"""UPDATE {SCHEMA}.documents o SET file_signature = n.file_signature FROM _docs n
