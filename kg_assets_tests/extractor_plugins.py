@@ -5,6 +5,7 @@ import os
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import polars as pl
 
@@ -21,7 +22,7 @@ class DyingExtractor(HeuristicExtractor):
 
     def extract(self, chunks):
         marker = os.environ.get(DEATH_MARKER)
-        if marker and os.path.exists(marker) and open(marker).read() in chunks["document_id"].to_list():
+        if marker and os.path.exists(marker) and Path(marker).read_text() in chunks["document_id"].to_list():
             os._exit(9)
         return super().extract(chunks)
 

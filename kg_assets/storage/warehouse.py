@@ -332,17 +332,17 @@ class Warehouse(WarehouseReads):
                            -- the same bytes read by a newer reader (headings marked, an outline found)
                            OR o.text IS DISTINCT FROM n.text OR o.headings IS DISTINCT FROM n.headings""",
                 )
+                ids = Keys(changed["document_id"])
                 execute(
                     con,
                     f"""UPDATE {SCHEMA}.documents SET valid_until = $ts
                         WHERE valid_until IS NULL AND document_id IN (SELECT v FROM _ids)""",
-                    {"ts": ts, "ids": Keys(changed["document_id"])},
+                    {"ts": ts, "ids": ids},
                 )
                 # Chunks cut from the old text go with it: a run stopped before its chunks step leaves the document
                 # without chunks, which the planner redoes (stale_documents), not with old chunks taken for current.
                 # Their extractions stay, for the chunks cut again the same (the same ids) to reuse.
-                execute(con, f"DELETE FROM {SCHEMA}.chunks WHERE document_id IN (SELECT v FROM _ids)",
-                        {"ids": Keys(changed["document_id"])})
+                execute(con, f"DELETE FROM {SCHEMA}.chunks WHERE document_id IN (SELECT v FROM _ids)", {"ids": ids})
                 # Same bytes, new mtime (a touch, a copy): remember the signature so the planner stops hashing it.
                 con.execute(
                     f"""UPDATE {SCHEMA}.documents o SET file_signature = n.file_signature FROM _docs n
