@@ -97,6 +97,11 @@ class IngestSettings(BaseModel):
     chunk_tokens: int = Field(600, gt=0, validation_alias="KG_CHUNK_TOKENS")
     chunk_overlap_tokens: int = Field(80, ge=0, validation_alias="KG_CHUNK_OVERLAP_TOKENS")
     max_document_bytes: int = Field(DEFAULT_MAX_BYTES, gt=0, validation_alias="KG_MAX_DOCUMENT_BYTES")
+    ingest_batch_bytes: int = Field(
+        64 * 1024 * 1024, ge=1, validation_alias="KG_INGEST_BATCH_BYTES",
+        description="bytes of files the documents step reads and writes, and the chunks step chunks and writes, "
+        "at a time (whole documents; a larger file is a batch of its own): what bounds their memory, whatever the "
+        "size of an arrival day; each batch is written as it finishes")
 
     @field_validator("inbox_dir")
     @classmethod

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 import hypothesis
 import polars as pl
 import psycopg2
@@ -23,6 +24,7 @@ import pytest
 from filelock import FileLock
 
 from kg_assets.cli import main as kg_main
+from kg_assets.core import schemas
 from kg_assets.definitions import build_definitions
 from kg_assets.defs.partitions import CONSOLIDATION_ASSETS, PARTITIONED_ASSETS, RunScope, arrival_days, range_tags
 from kg_assets.defs.planner import add_days, current_plan, run_spec, today_utc
@@ -189,6 +191,21 @@ def project_settings(inbox: Path, db: Warehouse | Path, facts: FactSettings | No
     """Explicit settings for a test project (`db`: a DuckDB file or a Warehouse): nothing comes from the environment."""
     return Settings(ingest=IngestSettings(inbox_dir=str(inbox)), warehouse=warehouse_settings(db),
                     extractor=ExtractorSettings(**extractor), facts=facts or FactSettings(), graph=graph or GraphSettings())
+
+
+def assert_same_current_rows(warehouse: Path, other: Path, tables, skip: tuple[str, ...] = ()) -> None:
+    """Every current row of `tables` is in both DuckDB files, `EXCEPT ALL` both ways, on the columns two runs
+    share: not the times, nor the columns in `skip`; and the tables are not empty."""
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        con.execute(f"ATTACH '{other}' AS other (READ_ONLY)")
+        for table in tables:
+            cols = ", ".join(c for c, t in schemas.TABLES[table].items() if not t.is_temporal() and c not in skip)
+            current = " WHERE valid_until IS NULL" if "valid_until" in schemas.TABLES[table] else ""
+            ours, theirs = f"SELECT {cols} FROM kg.{table}{current}", f"SELECT {cols} FROM other.kg.{table}{current}"
+            extra = con.execute(f"SELECT count(*) FROM ({ours} EXCEPT ALL {theirs})").fetchone()[0]
+            missing = con.execute(f"SELECT count(*) FROM ({theirs} EXCEPT ALL {ours})").fetchone()[0]
+            total = con.execute(f"SELECT count(*) FROM ({ours})").fetchone()[0]
+            assert (extra, missing) == (0, 0) and total > 0, f"{table}: {extra} rows only in {warehouse}, {missing} only in {other}"
 
 
 def _session_base(tmp_path_factory) -> Path:

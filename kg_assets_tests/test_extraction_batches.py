@@ -4,13 +4,11 @@ processes extract them; a worker that dies fails the step by name and loses noth
 import re
 
 import dagster as dg
-import duckdb
 import pytest
 
 from kg_assets.core.batches import batches_by_size
-from kg_assets.core import schemas
 from kg_assets.definitions import build_definitions
-from kg_assets_tests.conftest import project_settings
+from kg_assets_tests.conftest import assert_same_current_rows, project_settings
 from kg_assets_tests.extractor_plugins import DEATH_MARKER
 
 TABLES = ("chunk_extractions", "entity_mentions", "local_relations", "attribute_observations", "entities", "graph_edges")
@@ -21,24 +19,6 @@ def test_batches_hold_at_most_the_limit_and_keep_every_key_in_order():
     assert batches_by_size(sizes, 4) == [["a", "b"], ["c"], ["d"], ["e", "f"]]
     assert batches_by_size(sizes, 100) == [["a", "b", "c", "d", "e", "f"]]
     assert batches_by_size([], 4) == []
-
-
-def _columns(table: str) -> str:
-    # times differ between two runs; every other column must not
-    return ", ".join(c for c, t in schemas.TABLES[table].items() if not t.is_temporal())
-
-
-def _assert_same_rows(warehouse, built_warehouse) -> None:
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        con.execute(f"ATTACH '{built_warehouse}' AS one_batch (READ_ONLY)")
-        for table in TABLES:
-            cols = _columns(table)
-            current = " WHERE valid_until IS NULL" if "valid_until" in schemas.TABLES[table] else ""
-            ours, theirs = f"SELECT {cols} FROM kg.{table}{current}", f"SELECT {cols} FROM one_batch.kg.{table}{current}"
-            extra = con.execute(f"SELECT count(*) FROM ({ours} EXCEPT ALL {theirs})").fetchone()[0]
-            missing = con.execute(f"SELECT count(*) FROM ({theirs} EXCEPT ALL {ours})").fetchone()[0]
-            total = con.execute(f"SELECT count(*) FROM ({ours})").fetchone()[0]
-            assert (extra, missing) == (0, 0) and total > 0, f"{table}: {extra} rows only in batches, {missing} only in one"
 
 
 @pytest.mark.parametrize("processes", [1, 2])
@@ -56,7 +36,7 @@ def test_extraction_in_batches_of_three_chunks_writes_the_rows_of_one_batch(proj
     assert len(in_workers) == (processes > 1), in_workers
     metadata = project.instance.get_latest_materialization_event(dg.AssetKey("entity_mentions")).asset_materialization.metadata
     assert metadata["worker_processes"].value == (2 if processes > 1 else 0) and metadata["batches"].value > 1
-    _assert_same_rows(project.warehouse.path, built_warehouse)
+    assert_same_current_rows(project.warehouse.path, built_warehouse, TABLES)
 
 
 def test_a_dead_extraction_worker_fails_the_step_by_name_and_the_rerun_extracts_the_rest(
@@ -80,7 +60,7 @@ def test_a_dead_extraction_worker_fails_the_step_by_name_and_the_rerun_extracts_
     logged = " ".join(e.message for e in project.instance.all_logs(rerun.run_id) if e.message)
     reused = sum(int(m) for m in re.findall(r"; (\d+) reused", logged))
     assert reused == kept, (reused, kept)
-    _assert_same_rows(project.warehouse.path, built_warehouse)
+    assert_same_current_rows(project.warehouse.path, built_warehouse, TABLES)
 
 
 def test_an_extractor_that_cannot_be_sent_to_workers_fails_the_step_saying_so(project):

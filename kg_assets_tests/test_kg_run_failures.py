@@ -224,3 +224,33 @@ def test_a_run_stopped_while_workers_extract_exits_with_its_workers_and_the_next
     with duckdb.connect(str(home.parent / "warehouse.duckdb"), read_only=True) as con:
         extracted = con.execute("SELECT count(DISTINCT document_id) FROM kg.chunk_extractions WHERE status = 'ok'").fetchone()[0]
     assert extracted == len(DOCUMENTS) + 8
+
+
+@pytest.mark.parametrize("step, says", [("documents", "new or changed"), ("chunks", "chunks from")])
+def test_a_run_killed_between_ingest_batches_leaves_the_rest_to_the_next_run(home, step, says):
+    # One file per batch: the kill lands after the step wrote its first batch and before it wrote them all.
+    inbox = home.parent / "inbox"
+    for number in range(40):
+        (inbox / f"memo_{number:02}.md").write_text(
+            f"# Memo {number}\n\n" + f"Ada Brandt{number} met Cleo Dufour in Lisbon on day {number}.\n" * 200)
+    run = _start(home, "--no-marts", KG_INGEST_BATCH_BYTES="1")
+    lines: list[str] = []
+    for line in run.stdout:
+        lines.append(line)
+        if f"- {step} - written (batch 1 of 42)" in line and says in line:
+            os.killpg(run.pid, signal.SIGKILL)
+            break
+    run.wait(timeout=30)
+    assert any(f"- {step} - written (batch 1 of 42)" in line for line in lines), "".join(lines)
+    table = "documents WHERE valid_until IS NULL" if step == "documents" else "chunks"
+    with duckdb.connect(str(home.parent / "warehouse.duckdb"), read_only=True) as con:
+        written = con.execute(f"SELECT count(DISTINCT document_id) FROM kg.{table}").fetchone()[0]
+    assert 1 <= written < 42, f"the kill came after {written} of 42 documents' {step} rows: not between batches"
+
+    done = _kg_run(home, "--no-marts", KG_INGEST_BATCH_BYTES="1")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    with duckdb.connect(str(home.parent / "warehouse.duckdb"), read_only=True) as con:
+        chunked, extracted = con.execute("""SELECT count(DISTINCT c.document_id), count(DISTINCT e.document_id)
+            FROM kg.chunks c LEFT JOIN kg.chunk_extractions e ON e.chunk_id = c.chunk_id AND e.status = 'ok'""").fetchone()
+        versions = con.execute("SELECT max(n) FROM (SELECT count(*) AS n FROM kg.documents GROUP BY document_id)").fetchone()[0]
+    assert (chunked, extracted) == (42, 42) and versions == 1, (chunked, extracted, versions)

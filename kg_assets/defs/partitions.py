@@ -141,8 +141,12 @@ def record_failures(context: dg.AssetExecutionContext, warehouse: Warehouse, fai
     """What a per-document step does with the documents whose content made it raise (`core.isolation`):
     their documents rows become error rows naming the step, the log says so, and the returned entries go into
     the step's metadata (how many, and which with what error)."""
-    frame = failures_frame(failures)
-    warehouse.fail_documents(frame)
+    warehouse.fail_documents(failures_frame(failures))
     for failure in failures[:50]:
         context.log.warning(f"document {failure.document_id} failed in step {failure.step}: {failure.error}")
-    return {"failed_documents": len(failures), "failures": markdown_table(frame.head(50))}
+    return failure_metadata(failures)
+
+
+def failure_metadata(failures: list[DocumentFailure]) -> dict:
+    """How many documents failed in a step, and which with what error (the first 50), for its metadata."""
+    return {"failed_documents": len(failures), "failures": markdown_table(failures_frame(failures).head(50))}

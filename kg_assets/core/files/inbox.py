@@ -82,6 +82,12 @@ def _signature(entry: os.DirEntry, real: Path, root: Path) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
+def signature_bytes(signature: str | None) -> int:
+    """The file size a scan's signature records; 0 for a refused link's signature or none (read, it fails)."""
+    size, _, rest = (signature or "").partition(":")
+    return int(size) if size.isdigit() and rest else 0
+
+
 def resolve_key(inbox: Path, key: str) -> Path:
     """The real path of the regular file a partition key reads; DocumentError unless it stays inside the inbox."""
     path = _key_path(inbox, key)
