@@ -4,6 +4,7 @@ import pytest
 from kg_assets.core import schemas
 from kg_assets.core.extraction.rows import with_mention_entity_ids
 from kg_assets.core.linking import NameLinker, apply_redirects
+from kg_assets.core.linking.clusters import linker_input
 from kg_assets.core.normalize import entity_id, normalize_name
 from kg_assets.definitions import build_definitions
 from kg_assets.evaluation.baselines import ExactIdLinker, containment_linker, exact_name_linker, fuzzy_linker
@@ -542,3 +543,18 @@ def test_the_linker_decides_the_same_from_counted_mentions_as_from_every_mention
     overrides = wh.link_overrides()
     assert linker.link(counted, overrides).sort("from_id").equals(linker.link(every, overrides).sort("from_id"))
     assert linker.stats["mentions"] == every.height
+
+
+def test_the_warehouse_makes_the_linker_input_the_linker_makes_of_every_mention(built_warehouse):
+    """`linked_entities` gives the name linker its nodes and per-document counts made in DuckDB
+    (`Warehouse.linker_input`): the frames and the redirects must be those it makes of every mention itself."""
+    wh = Warehouse(built_warehouse)
+    linker = NameLinker()
+    every = wh.entity_mentions(list(linker.mention_columns))
+    ours, theirs = linker_input(every), wh.linker_input()
+    assert ours.nodes.equals(theirs.nodes) and ours.nodes.height > 0
+    assert ours.node_doc_counts.sort("idx", "doc").equals(theirs.node_doc_counts.sort("idx", "doc"))
+    assert theirs.node_doc_counts["weak"].any() and not theirs.node_doc_counts["weak"].all()
+    assert ours.document_ids.equals(theirs.document_ids) and theirs.mentions == every.height
+    overrides = wh.link_overrides()
+    assert linker.link(theirs, overrides).sort("from_id").equals(linker.link(every, overrides).sort("from_id"))

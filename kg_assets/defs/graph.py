@@ -39,10 +39,13 @@ link_overrides = dg.AssetSpec(
 def linked_entities(context: dg.AssetExecutionContext, warehouse: WarehouseResource, graph: GraphResource):
     wh = warehouse.get()
     linker = graph.build_linker()  # NameLinker, or the KG_LINKER plug-in
-    # counted in DuckDB (one row per entity, document and surface form) for a linker that can read counts
-    counted = getattr(linker, "reads_mention_counts", False)
-    mentions = (wh.entity_mention_counts if counted else wh.entity_mentions)(mention_columns(linker))
-    mention_rows = mention_total(mentions)
+    if getattr(linker, "reads_linker_input", False):  # the NameLinker: its nodes and counts made in DuckDB
+        mentions = wh.linker_input()
+        mention_rows = mentions.mentions
+    else:  # counted in DuckDB (one row per entity, document and surface form) for a linker that can read counts
+        counted = getattr(linker, "reads_mention_counts", False)
+        mentions = (wh.entity_mention_counts if counted else wh.entity_mentions)(mention_columns(linker))
+        mention_rows = mention_total(mentions)
     overrides = wh.link_overrides()
     context.log.info(f"linking {mention_rows:,} mentions with {linker.name} {linker.version}")
     redirects = keep_created_at(graph.link(linker, mentions, overrides), wh.redirects())

@@ -118,13 +118,12 @@ import time
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.linking.clusters import (OTHER, Clusters, entity_nodes, mention_total, mention_weight,
-                                            override_pairs, resolve_clusters)
+from kg_assets.core.linking.clusters import OTHER, Clusters, LinkerInput, linker_input, override_pairs, resolve_clusters
 from kg_assets.core.linking.name_keys import GEO_ALIASES, long_form_handles, with_name_keys
 from kg_assets.core.linking.short_forms import (MIN_PERSON_WORD_CHARS, RULE_METHOD, SCORES, by_group, rule_ok,
                                                 same_document_pairs, short_form_evidence, short_nodes, type_ok,
                                                 untyped_person_word)
-from kg_assets.core.linking.type_vote import WEAK_BELOW, lone_word_evidence, resolved_types, untyped_person_names
+from kg_assets.core.linking.type_vote import lone_word_evidence, resolved_types, untyped_person_names
 from kg_assets.core.linking.variants import maker_qualified_variants, plural_variants, umlaut_spellings
 from kg_assets.core.normalize import is_description_expr
 
@@ -175,6 +174,8 @@ class NameLinker:
     # value with its `mention_count` decides the same as every mention (`clusters.mention_weight`)
     mention_columns = ("entity_id", "name", "normalized_name", "entity_type", "document_id", "confidence")
     reads_mention_counts = True
+    # in the pipeline it is given what it reads of those columns already made, in DuckDB (`LinkerInput`)
+    reads_linker_input = True
 
     def __init__(self, max_block: int = 32, coverage: float = COVERAGE, specificity_ratio: float = SPECIFICITY_RATIO):
         self.max_block = max_block
@@ -182,13 +183,16 @@ class NameLinker:
         self.specificity_ratio = specificity_ratio
         self.stats: dict[str, float | int] = {}
 
-    def link(self, mentions: pl.DataFrame, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
+    def link(self, mentions: pl.DataFrame | LinkerInput, overrides: pl.DataFrame | None = None) -> pl.DataFrame:
+        """Redirects for an ENTITY_MENTIONS frame (every mention, or counted), or for the `LinkerInput` the
+        warehouse makes of them (`reads_linker_input`)."""
         t0 = time.perf_counter()
-        stats: dict[str, float | int] = {"mentions": mention_total(mentions)}
+        given = mentions if isinstance(mentions, LinkerInput) else linker_input(mentions)
+        stats: dict[str, float | int] = {"mentions": given.mentions}
         self.stats = stats
-        if mentions.height == 0:
+        if given.nodes.height == 0:
             return schemas.empty(schemas.ENTITY_ALIASES)
-        nodes = with_name_keys(entity_nodes(mentions))
+        nodes = with_name_keys(given.nodes)
         ids = nodes["entity_id"].to_list()
         n = len(ids)
         stats["entities"] = n
@@ -198,24 +202,10 @@ class NameLinker:
         names = nodes["name"].to_list()
         # Documents as integers in the order of their ids: the rules' many joins, groups and sorts on `doc` hash
         # and compare 4-byte numbers, not 64-character ids, and every min or tie-break by document is the same.
-        document_id = pl.col("document_id").fill_null("")
-        self._document_ids = mentions.select(document_id.unique().sort())["document_id"]
-        mentions = mentions.with_columns(document_id.rank("dense").cast(pl.UInt32).alias("document_id"))
-        node_docs = (
-            mentions.select("entity_id", "document_id")
-            .unique()
-            .join(nodes.select("entity_id", "idx"), on="entity_id")
-            .select("idx", pl.col("document_id").alias("doc"))
-        )
+        self._document_ids = given.document_ids
+        node_doc_counts = given.node_doc_counts
+        node_docs = node_doc_counts.select("idx", "doc")
         stats["entity_documents"] = node_docs.height
-        confidence = pl.col("confidence") if "confidence" in mentions.columns else pl.lit(None, pl.Float64)
-        node_doc_counts = (
-            mentions.select("entity_id", pl.col("document_id").alias("doc"), confidence.alias("conf"),
-                            mention_weight(mentions).alias("w"))
-            .group_by("entity_id", "doc").agg(pl.col("w").sum().cast(pl.Int64).alias("n"),
-                                              (pl.col("conf").max().fill_null(1.0) < WEAK_BELOW).alias("weak"))
-            .join(nodes.select("entity_id", "idx"), on="entity_id").select("idx", "doc", "n", "weak")
-        )
 
         # 1. overrides and name variants (equivalences)
         for a, b in merges:

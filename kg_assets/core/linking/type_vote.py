@@ -13,10 +13,6 @@ from kg_assets.core.linking.clusters import OTHER
 from kg_assets.core.title_words import TITLE_HEADS, TITLE_MODIFIERS
 from kg_assets.core.linking.name_keys import acronym_forms
 
-# Below this confidence a type is a guess from context alone (the heuristic's place preposition, 0.6; a lone
-# given name, 0.55; a year after a name, 0.6), not from the name itself or a cue about it (0.7 and up).
-WEAK_BELOW = 0.7
-
 # A name whose first word is an ordinal or a number names one of a series ("Twelfth Doctor"): no surname evidence.
 ORDINAL_FIRST = (r"(?i)^(\S*\d\S*|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
                  r"|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|new|next|last|late|former)\s")
