@@ -187,9 +187,6 @@ class WarehouseReads:
                                coalesce(entity_type, '{OTHER}') AS entity_type,
                                coalesce(document_id, '') AS document_id, confidence
                         FROM {SCHEMA}.entity_mentions)"""
-        ids = f"""(SELECT entity_id, (row_number() OVER (ORDER BY entity_id) - 1)::BIGINT AS idx
-                   FROM (SELECT DISTINCT entity_id FROM {SCHEMA}.entity_mentions WHERE entity_id IS NOT NULL))"""
-        documents = f"SELECT DISTINCT coalesce(document_id, '') AS document_id FROM {SCHEMA}.entity_mentions"
         with self.connect(read_only=True) as con:
             # the most frequent surface form (ties: alphabetical), the least type and key, the mentions; `m` is read
             # twice, not materialized (DuckDB would hold every mention's strings: at 100,000 documents 1.2 GB)
@@ -199,15 +196,24 @@ class WarehouseReads:
                           FROM (SELECT entity_id, name, count(*) AS n FROM m GROUP BY ALL) GROUP BY entity_id),
                 stats AS (SELECT entity_id, min(entity_type) AS entity_type, min(normalized_name) AS normalized_name,
                                  count(*)::BIGINT AS n_mentions FROM m GROUP BY entity_id)
-                SELECT i.idx, s.entity_id, s.entity_type, s.normalized_name, s.n_mentions, names.name
-                FROM stats s JOIN names USING (entity_id) JOIN {ids} i USING (entity_id) ORDER BY i.idx""")
-            document_ids = fetch_frame(con, f"{documents} ORDER BY 1")["document_id"]
-            counts = fetch_frame(con, f"""
-                SELECT i.idx, d.doc, count(*)::BIGINT AS n, coalesce(max(m.confidence), 1.0) < {WEAK_BELOW} AS weak
-                FROM {mentions} m JOIN {ids} i USING (entity_id)
-                JOIN (SELECT document_id, row_number() OVER (ORDER BY document_id)::UINTEGER AS doc
-                      FROM ({documents})) d USING (document_id)
-                GROUP BY i.idx, d.doc""")
+                SELECT (row_number() OVER (ORDER BY s.entity_id) - 1)::BIGINT AS idx, s.entity_id, s.entity_type,
+                       s.normalized_name, s.n_mentions, names.name
+                FROM stats s JOIN names USING (entity_id) ORDER BY idx""")
+            document_ids = fetch_frame(con, f"""SELECT DISTINCT coalesce(document_id, '') AS document_id
+                                                FROM {SCHEMA}.entity_mentions ORDER BY 1""")["document_id"]
+            # the ids and documents numbered above, joined as they are
+            con.register("_node_ids", nodes.select("entity_id", "idx"))
+            con.register("_document_numbers", document_ids.to_frame().with_row_index("doc", offset=1))
+            try:
+                counts = fetch_frame(con, f"""
+                    SELECT i.idx, d.doc, count(*)::BIGINT AS n,
+                           coalesce(max(m.confidence), 1.0) < {WEAK_BELOW} AS weak
+                    FROM {mentions} m JOIN _node_ids i USING (entity_id)
+                    JOIN _document_numbers d USING (document_id)
+                    GROUP BY i.idx, d.doc""")
+            finally:
+                con.unregister("_node_ids")
+                con.unregister("_document_numbers")
         # an id's documents are its rows here: counted in Polars, not by a DISTINCT per id in DuckDB's memory
         n_docs = counts.group_by("idx").agg(pl.len().cast(pl.Int64).alias("n_docs"))
         nodes = nodes.join(n_docs, on="idx", how="left").select(
