@@ -124,6 +124,21 @@ def test_replace_current_rewrites_only_the_rows_that_changed(wh):
 
 
 @both_backends
+def test_replacing_some_keys_closes_rewrites_and_keeps_only_those_keys_once_each(wh):
+    e = pl.DataFrame({"entity_id": ["a", "b", "c", "d"], "name": ["A", "B", "C", "D"], "mention_count": [1, 1, 1, 1]})
+    wh.replace_current({"entities": (["entity_id"], e)})
+    # keys a, b, c in scope (b given twice): a changes, b is gone, c is the same; d is outside the scope and stays
+    scope = pl.DataFrame({"entity_id": ["a", "b", "b", "c"]})
+    rows = e.filter(pl.col("entity_id").is_in(["a", "c"])).with_columns(
+        mention_count=pl.when(pl.col("entity_id") == "a").then(7).otherwise(pl.col("mention_count")))
+    assert wh.replace_current_keys("entities", ["entity_id"], rows, scope) == {"current": 2, "closed": 1, "written": 1}
+    current = wh.run_user_query("SELECT entity_id, mention_count FROM kg.entities WHERE valid_until IS NULL ORDER BY 1")
+    assert current.rows() == [("a", 7), ("c", 1), ("d", 1)]
+    assert wh.run_user_query("SELECT entity_id FROM kg.entities WHERE valid_until IS NOT NULL").rows() == [("b",)]
+    assert wh.duplicate_current_keys("entities", ["entity_id"]).height == 0
+
+
+@both_backends
 def test_stale_documents_are_those_with_missing_failed_or_outdated_extractions(wh):
     docs = pl.DataFrame({"document_id": ["a", "b", "c", "d"], "content_hash": list("1234"), "status": ["ok"] * 3 + ["error"]})
     wh.upsert_documents(docs)

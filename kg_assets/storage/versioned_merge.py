@@ -35,7 +35,7 @@ def merge_current(con: duckdb.DuckDBPyConnection, table: str, key: Sequence[str]
         where, params = "AND o.document_id IN (SELECT v FROM _ids)", {"ids": Keys(document_ids)}
         update_where = where
     elif scope is not None:
-        con.register("_scope", scope)
+        con.register("_scope", scope.unique())  # a key once: UPDATE ... FROM counts (and joins) each match
         # Implied by the scope and the new rows: the first key column's range lets DuckDB skip the row groups of
         # other batches (a batch is a run of sorted keys, and a consolidation writes its batches in key order).
         first = pl.concat([scope[key[0]], new[key[0]]])
