@@ -3,7 +3,8 @@ from datetime import UTC, datetime
 import polars as pl
 
 from kg_assets.core import schemas
-from kg_assets.core.consolidate import build_edges, build_entities, build_nodes, misnamed_entities
+from kg_assets.core.consolidate import (DESCRIPTION_SEPARATOR, MAX_DESCRIPTION_CHARS, build_edges, build_entities,
+                                        build_nodes, merge_descriptions, misnamed_entities)
 from kg_assets.core.linking import NameLinker, apply_redirects
 from kg_assets.core.normalize import entity_id, normalize_name_expr, with_entity_ids
 
@@ -105,6 +106,18 @@ def test_consolidation_does_not_depend_on_row_order():
     assert a.equals(b)
     ids = a["entity_id"]
     assert build_edges(RELATIONS, ids).equals(build_edges(RELATIONS.reverse(), ids))
+
+
+def test_merged_descriptions_are_every_fragment_by_frequency_cut_at_the_bound():
+    # 600 one-letter and two-letter fragments (the shortest, so the most of them reach the bound), some repeated:
+    # the description is all of them joined, most frequent first, ties alphabetical, cut at the bound
+    letters = [chr(c) for c in range(0x4E00, 0x4E00 + 600)]
+    fragments = [f for i, f in enumerate(letters) for _ in range(1 + i % 3)] + ["zz"] * 5
+    merged = merge_descriptions(pl.DataFrame({"k": "a", "description": fragments}), ["k"])
+    counts = {f: fragments.count(f) for f in set(fragments)}
+    expected = DESCRIPTION_SEPARATOR.join(sorted(counts, key=lambda f: (-counts[f], f)))[:MAX_DESCRIPTION_CHARS]
+    assert merged["description"].to_list() == [expected]
+    assert len(expected) == MAX_DESCRIPTION_CHARS and expected.startswith("zz | ")
 
 
 def test_edges_merge_supporting_relations_and_drop_unknown_endpoints_and_self_loops():

@@ -17,6 +17,8 @@ from kg_assets.core.normalize import is_description_expr, parse_keywords, stable
 MAX_DESCRIPTION_CHARS = 1000
 EXTRACTED_FROM = "EXTRACTED_FROM"  # provenance edge type, entity -> chunk (seed 003)
 DESCRIPTION_SEPARATOR = " | "
+# fragments are at least one character: past this many, none shows in the first MAX_DESCRIPTION_CHARS
+_MAX_FRAGMENTS = MAX_DESCRIPTION_CHARS // (1 + len(DESCRIPTION_SEPARATOR)) + 1
 
 
 def _most_frequent(frame: pl.DataFrame, key: str, value: str, out: str) -> pl.DataFrame:
@@ -90,9 +92,10 @@ def misnamed_entities(entities: pl.DataFrame, mentions: pl.DataFrame) -> pl.Data
 def merge_descriptions(frame: pl.DataFrame, key: list[str]) -> pl.DataFrame:
     """Per key: distinct description fragments, most frequent first, ties alphabetical, bounded."""
     counted = frame.filter(pl.col("description").str.len_chars() > 0).group_by(*key, "description").len()
-    # sorted inside each key's group, not all rows by the key's strings first (a third less time per batch)
+    # sorted inside each key's group, not all rows by the key's strings first (a third less time per batch); only
+    # the fragments that can reach the bound are joined (a frequent entity has tens of thousands)
     return counted.group_by(key).agg(
-        pl.col("description").sort_by(["len", "description"], descending=[True, False])
+        pl.col("description").sort_by(["len", "description"], descending=[True, False]).head(_MAX_FRAGMENTS)
         .str.join(DESCRIPTION_SEPARATOR).str.slice(0, MAX_DESCRIPTION_CHARS)
     )
 
