@@ -97,22 +97,26 @@ def _views_as_recorded(wh: Warehouse, record: dict, views: list[str], order: lis
 
 
 def replay_build(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> tuple[list, str] | None:
-    """The events of this build replayed in process, and what it did; None when it needs `dbt build`."""
+    """The events of this build replayed in process, and what it did; None when it needs `dbt build` (the run's log
+    says why)."""
+    def needs_dbt(why: str) -> None:
+        context.log.info(f"dbt marts: dbt build, {why}")
+
     nodes = _manifest_nodes()
     wh = warehouse.get()
     path = _record_path(warehouse, wh, nodes)
     if not path.exists():
-        return None
+        return needs_dbt(f"no earlier dbt build of this SQL for catalog {wh.catalog_name()!r} is recorded in {path.parent}")
     record = json.loads(path.read_text())
     views = {name: key.path[-1] for name, key in context.assets_def.keys_by_output_name.items()
              if name in context.selected_output_names}
     checks = sorted(context.selected_asset_check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name))
     if any(v not in record["models"] for v in views.values()) or any(c.name not in record["tests"] for c in checks):
-        return None
+        return needs_dbt(f"a selected model or test is not in the record of this SQL ({path})")
     order = _model_order(nodes)
     created = _views_as_recorded(wh, record, list(views.values()), order)
     if created is None:
-        return None
+        return needs_dbt("a view created from the recorded SQL does not read back as the one dbt left")
     how = (f"{len(created)} views created from dbt's compiled SQL; data tests run in process" if created else
            "views current (dbt's for this SQL); data tests run in process")
     failures = wh.rows_returned({check.name: record["tests"][check.name]["sql"] for check in checks})
