@@ -109,7 +109,7 @@ def test_consolidation_does_not_depend_on_row_order():
 
 
 def test_merged_descriptions_are_every_fragment_by_frequency_cut_at_the_bound():
-    # 600 one-letter and two-letter fragments (the shortest, so the most of them reach the bound), some repeated:
+    # 600 one-letter fragments (the shortest, so the most of them reach the bound) and a two-letter one, repeated:
     # the description is all of them joined, most frequent first, ties alphabetical, cut at the bound
     letters = [chr(c) for c in range(0x4E00, 0x4E00 + 600)]
     fragments = [f for i, f in enumerate(letters) for _ in range(1 + i % 3)] + ["zz"] * 5
